@@ -253,7 +253,7 @@ class Rules:
             if f.name == "penalty_value":
                 v = {("JK" if t == JOKER else RANKS[t % 13] + SUITS[t // 13]): int(x) for t, x in enumerate(v)}
             elif f.name == "meld_value":
-                v = {RANKS[(p - 1) % 13] if p > 1 else "A_low": int(v[p]) for p in range(1, 15)}
+                v = {RANKS[(p - 1) % 13]: int(v[p]) for p in range(2, 15)}
             elif f.name == "hand_size" and isinstance(v, tuple) and v and isinstance(v[0], tuple):
                 v = {str(k): s for k, s in v}
             elif isinstance(v, tuple):
@@ -391,6 +391,9 @@ def _build(data: dict, overrides: Mapping, label: str) -> Rules:
         if f.name not in data:
             raise RulesError(label, f.name, "missing (every knob must be set by the preset or its parent)")
         values[f.name] = _coerce(f.name, data[f.name], label)
+    mv = list(values["meld_value"])
+    mv[1] = values["ace_low_meld_value"]
+    values["meld_value"] = tuple(mv)
     rules = Rules(**values)
     _validate(rules, label)
     return rules
@@ -501,15 +504,14 @@ def _coerce_meld_value(v, bad) -> tuple[int, ...]:
     if not isinstance(v, Mapping):
         raise bad("expected a table of rank values (A, 2..10, J, Q, K)")
     for k in v:
-        if k not in RANKS and k != "A_low":
+        if k not in RANKS:
             raise bad(f"unknown rank {k!r} in the meld value table")
     out = [0] * 15
     for r in range(N_RANKS):
         if RANKS[r] not in v:
             raise bad(f"no meld value for rank {RANKS[r]}")
         out[r + 1] = _value_of(v, RANKS[r], bad)
-    out[14] = out[1]          # high ace
-    out[1] = _value_of(v, "A_low", bad) if "A_low" in v else out[14]
+    out[14] = out[1]          # high ace; position 1 (low ace) comes from ace_low_meld_value
     return tuple(out)
 
 

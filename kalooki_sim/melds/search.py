@@ -1,0 +1,533 @@
+"""Exact best lay-down search (compiled): the lay-down that leaves the least penalty in hand.
+
+Depth-first search over the hand's card types in a fixed order (suit-major, ace first).  The lowest
+undecided natural either stays in hand, or is placed in a meld built from undecided cards and
+jokers: every meld has a lowest natural, so every lay-down is reached exactly by this scheme.
+Branches are cut by an upper bound (penalty already placed + penalty still undecided), by the
+contract's structure (melds still needed versus suits, ranks and cards left) and, for points
+variants, by the most value the undecided cards could still add.
+
+A run may take a joker where the hand holds the natural, to free that natural for another meld
+("borrowing").  That is only ever useful when the freed natural can still join some other meld, so
+borrowing is tried only then: the search stays exact while skipping hopeless substitutions.
+
+Jokers beyond a set's minimum are not branched on when sets have no maximum size (Caribbean): at
+the leaf every spare joker joins a set, which is always at least as good.  All-joker sets
+(American) are formed at the leaf from the spare jokers.
+
+Meld records (int64[8]): kind 0 = set (rank, count per suit x4, jokers), 1 = run (suit, lo, hi,
+joker-position bit mask), 2 = joker set (jokers in slot 6).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import njit
+from ..rulevec import (
+    R_ACE_HIGH, R_ACE_LOW, R_ALLOW_ALL_JOKER_MELD, R_ALLOW_BOTH_ACES_IN_RUN,
+    R_CONTRACT_ALLOW_EXTRA_MELDS, R_CONTRACT_DISTINCT_RUN_SUITS, R_CONTRACT_DISTINCT_SET_RANKS,
+    R_JOKER_SET_MELD_VALUE, R_MELD_VALUE, R_OPENING_MIN_POINTS, R_OPENING_MODE, R_PENALTY,
+    R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_MIN_NATURALS, R_RUN_MIN_SIZE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_SET_MIN_NATURALS, R_SET_MIN_SIZE, ROUND_STRIDE,
+)
+from .legality import run_max_len
+
+MAX_MELDS = 12
+REC = 8
+K_SET = 0
+K_RUN = 1
+K_JSET = 2
+
+# prm indices: rule values the search reads at every node, unpacked once per call
+P_CONTRACT = 0
+P_T = 1
+P_F = 2
+P_MINPTS = 3
+P_SET_MIN = 4
+P_SET_MAX = 5
+P_SET_MIN_NAT = 6
+P_SET_DUP = 7
+P_RUN_MIN = 8
+P_RUN_MAX = 9
+P_RUN_MIN_NAT = 10
+P_ADJ_OK = 11
+P_LO_MIN = 12
+P_HI_MAX = 13
+P_BOTH_OK = 14
+P_EXTRA = 15
+P_DIST_RANK = 16
+P_DIST_SUIT = 17
+P_PJ = 18
+P_JSET = 19
+P_JSET_VAL = 20
+P_MAXJVAL = 21
+N_PRM = 22
+
+# best[] slots
+B_USED = 0
+B_N = 1
+B_VAL = 2
+B_NODES = 3
+
+
+@njit
+def _pos_type(s, p):
+    return s * 13 + (0 if (p == 1 or p == 14) else p - 1)
+
+
+@njit
+def _popcount(x):
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit
+def make_params(rv, round_idx):
+    prm = np.zeros(N_PRM, dtype=np.int64)
+    contract = rv[R_OPENING_MODE] == 0
+    prm[P_CONTRACT] = 1 if contract else 0
+    if contract:
+        base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+        prm[P_T] = rv[base]
+        prm[P_F] = rv[base + 1]
+    prm[P_MINPTS] = rv[R_OPENING_MIN_POINTS]
+    prm[P_SET_MIN] = rv[R_SET_MIN_SIZE]
+    prm[P_SET_MAX] = rv[R_SET_MAX_SIZE]
+    prm[P_SET_MIN_NAT] = rv[R_SET_MIN_NATURALS]
+    prm[P_SET_DUP] = rv[R_SET_ALLOW_DUPLICATE_SUIT]
+    prm[P_RUN_MIN] = rv[R_RUN_MIN_SIZE]
+    prm[P_RUN_MAX] = run_max_len(rv)
+    prm[P_RUN_MIN_NAT] = rv[R_RUN_MIN_NATURALS]
+    prm[P_ADJ_OK] = rv[R_RUN_ADJACENT_JOKERS]
+    prm[P_LO_MIN] = 1 if rv[R_ACE_LOW] == 1 else 2
+    prm[P_HI_MAX] = 14 if rv[R_ACE_HIGH] == 1 else 13
+    prm[P_BOTH_OK] = rv[R_ALLOW_BOTH_ACES_IN_RUN]
+    prm[P_EXTRA] = rv[R_CONTRACT_ALLOW_EXTRA_MELDS]
+    prm[P_DIST_RANK] = rv[R_CONTRACT_DISTINCT_SET_RANKS]
+    prm[P_DIST_SUIT] = rv[R_CONTRACT_DISTINCT_RUN_SUITS]
+    prm[P_PJ] = rv[R_PENALTY + 52]
+    prm[P_JSET] = rv[R_ALLOW_ALL_JOKER_MELD]
+    prm[P_JSET_VAL] = rv[R_JOKER_SET_MELD_VALUE]
+    mx = 0
+    for p in range(1, 15):
+        if rv[R_MELD_VALUE + p] > mx:
+            mx = rv[R_MELD_VALUE + p]
+    if prm[P_JSET] == 1 and prm[P_JSET_VAL] > mx:
+        mx = prm[P_JSET_VAL]
+    prm[P_MAXJVAL] = mx
+    return prm
+
+
+@njit
+def _natural_value(rv, t):
+    """Largest opening value a natural can have (an ace may be low or high)."""
+    r = t % 13
+    if r == 0:
+        a = rv[R_MELD_VALUE + 14] if rv[R_ACE_HIGH] == 1 else 0
+        b = rv[R_MELD_VALUE + 1] if rv[R_ACE_LOW] == 1 else 0
+        return a if a > b else b
+    return rv[R_MELD_VALUE + r + 1]
+
+
+@njit
+def _set_rank_value(rv, r):
+    return rv[R_MELD_VALUE + (14 if r == 0 else r + 1)]
+
+
+@njit
+def _usable_jokers(jk):
+    """Most jokers that split into all-joker sets of 3 or 4."""
+    if jk < 3:
+        return 0
+    if jk == 5:
+        return 4
+    return jk
+
+
+@njit
+def _leaf(pool, jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
+    if prm[P_CONTRACT] == 1:
+        if prm[P_EXTRA] == 1:
+            if nsets < prm[P_T] or nruns < prm[P_F]:
+                return
+        elif nsets != prm[P_T] or nruns != prm[P_F]:
+            return
+    extra_used = 0
+    extra_val = 0
+    absorb_into = -1
+    n_jsets = 0
+    if jk > 0:
+        if prm[P_SET_MAX] < 0 and nsets > 0:
+            bestv = -1
+            for i in range(depth):
+                if stack[i, 0] == K_SET:
+                    v = _set_rank_value(rv, stack[i, 1])
+                    if v > bestv:
+                        bestv = v
+                        absorb_into = i
+            extra_used = jk * prm[P_PJ]
+            extra_val = jk * bestv
+        elif prm[P_JSET] == 1:
+            u = _usable_jokers(jk)
+            if u > 0:
+                n_jsets = 1
+                extra_used = u * prm[P_PJ]
+                extra_val = u * prm[P_JSET_VAL]
+    if prm[P_CONTRACT] == 0:
+        if depth + n_jsets == 0 or val + extra_val < prm[P_MINPTS]:
+            return
+    total = used + extra_used
+    if total > best[B_USED]:
+        best[B_USED] = total
+        best[B_VAL] = val + extra_val
+        for i in range(depth):
+            for k in range(REC):
+                best_stack[i, k] = stack[i, k]
+        if absorb_into >= 0:
+            best_stack[absorb_into, 6] += jk
+        n = depth
+        left = _usable_jokers(jk) if n_jsets > 0 else 0
+        while left > 0:
+            take = 4 if (left == 4 or left == 7 or left >= 8) else 3
+            for k in range(REC):
+                best_stack[n, k] = 0
+            best_stack[n, 0] = K_JSET
+            best_stack[n, 6] = take
+            left -= take
+            n += 1
+        best[B_N] = n
+
+
+@njit
+def _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
+    """Cheap necessary conditions for the contract to still be reachable from this node."""
+    sets_needed = prm[P_T] - nsets
+    runs_needed = prm[P_F] - nruns
+    if sets_needed < 0:
+        sets_needed = 0
+    if runs_needed < 0:
+        runs_needed = 0
+    if rem_cnt + jk < sets_needed * prm[P_SET_MIN] + runs_needed * prm[P_RUN_MIN]:
+        return True
+    s0 = t // 13
+    if runs_needed > 0:
+        free_suits = 0
+        for s in range(s0, 4):
+            if prm[P_DIST_SUIT] == 0 or ((smask >> s) & 1) == 0:
+                for u in range(max(t, s * 13), s * 13 + 13):
+                    if pool[u] > 0:
+                        free_suits += 1
+                        break
+        if prm[P_DIST_SUIT] == 1 and free_suits < runs_needed:
+            return True
+    if sets_needed > 0:
+        ranks = 0
+        seen = 0
+        for u in range(t, 52):
+            if pool[u] > 0:
+                r = u % 13
+                if ((seen >> r) & 1) == 0 and (prm[P_DIST_RANK] == 0 or ((rmask >> r) & 1) == 0):
+                    seen |= 1 << r
+                    ranks += 1
+        if prm[P_DIST_RANK] == 1 and ranks < sets_needed:
+            return True
+        if ranks == 0:
+            return True
+    return False
+
+
+@njit
+def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
+         stack, best_stack, best, prm, rv, pen, natval):
+    best[B_NODES] += 1
+    while t < 52 and pool[t] == 0:
+        t += 1
+    if t == 52:
+        _leaf(pool, jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv)
+        return 0
+    if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
+        return 0
+    contract = prm[P_CONTRACT] == 1
+    if contract:
+        if _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
+            return 0
+    elif val + rem_val + jk * prm[P_MAXJVAL] < prm[P_MINPTS]:
+        return 0
+    if depth >= MAX_MELDS - 2:
+        return 0
+    s = t // 13
+    r = t % 13
+    pj = prm[P_PJ]
+
+    # ---- runs whose lowest undecided natural is t
+    run_ok = True
+    if contract:
+        if prm[P_EXTRA] == 0 and nruns >= prm[P_F]:
+            run_ok = False
+        if prm[P_DIST_SUIT] == 1 and ((smask >> s) & 1) == 1:
+            run_ok = False
+    if run_ok:
+        _runs_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
+                   smask, depth, stack, best_stack, best, prm, rv, pen, natval)
+
+    # ---- sets whose lowest undecided natural is t
+    set_ok = True
+    if contract:
+        if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
+            set_ok = False
+        if prm[P_DIST_RANK] == 1 and ((rmask >> r) & 1) == 1:
+            set_ok = False
+    if set_ok:
+        _sets_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
+                   smask, depth, stack, best_stack, best, prm, rv, pen, natval)
+
+    # ---- every remaining copy of t stays in hand
+    c = pool[t]
+    pool[t] = 0
+    _dfs(t + 1, pool, jk, used, rem_pen - c * pen[t], rem_cnt - c, val, rem_val - c * natval[t],
+         nsets, nruns, rmask, smask, depth, stack, best_stack, best, prm, rv, pen, natval)
+    pool[t] = c
+    return 0
+
+
+@njit
+def _borrow_useful(u, s, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
+    """Can the natural ``u``, freed from this run by a joker, still join another meld?"""
+    ru = u % 13
+    same_rank = 0
+    for s2 in range(4):
+        same_rank += pool[s2 * 13 + ru]
+    if u == t:
+        same_rank -= 1   # the copy of t this run holds is not free
+    if prm[P_CONTRACT] == 1 and prm[P_DIST_SUIT] == 1:
+        # one run per suit: the freed card can only join a set
+        if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
+            return False
+        if prm[P_DIST_RANK] == 1 and ((rmask >> ru) & 1) == 1:
+            return False
+        return same_rank >= prm[P_SET_MIN_NAT] and same_rank + jk_after >= prm[P_SET_MIN]
+    # any meld holding u has at least two other cards: same rank, same suit, or jokers
+    return (same_rank - 1) + outside_same_suit + jk_after >= 2
+
+
+@njit
+def _runs_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask,
+               depth, stack, best_stack, best, prm, rv, pen, natval):
+    lo_min = prm[P_LO_MIN]
+    hi_max = prm[P_HI_MAX]
+    run_max = prm[P_RUN_MAX]
+    avail = np.zeros(15, dtype=np.int64)
+    opt = np.zeros(14, dtype=np.int64)
+    suit_total = 0
+    for u in range(s * 13, s * 13 + 13):
+        suit_total += pool[u]
+    for pi in range(2):
+        if r == 0:
+            if pi == 0:
+                if lo_min != 1:
+                    continue
+                p = 1
+            else:
+                if hi_max != 14:
+                    continue
+                p = 14
+        else:
+            if pi == 1:
+                continue
+            p = r + 1
+        for lo in range(max(lo_min, p - run_max + 1), p + 1):
+            hi_top = min(hi_max, lo + run_max - 1)
+            for hi in range(hi_top, p - 1, -1):
+                n = hi - lo + 1
+                if n < prm[P_RUN_MIN]:
+                    continue
+                if lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0:
+                    continue
+                forced = 0
+                m = 0
+                for q in range(lo, hi + 1):
+                    if q == p:
+                        avail[q] = 1
+                        continue
+                    u = _pos_type(s, q)
+                    a = pool[u] - (1 if u == t else 0)
+                    if u < t:
+                        a = 0
+                    avail[q] = 1 if a > 0 else 0
+                    if a > 0:
+                        opt[m] = q
+                        m += 1
+                    else:
+                        forced += 1
+                if forced > jk:
+                    continue
+                kmax = jk - forced
+                if kmax > m:
+                    kmax = m
+                for k in range(kmax + 1):
+                    if n - forced - k < prm[P_RUN_MIN_NAT]:
+                        break
+                    if k == 0:
+                        mask = 0
+                    else:
+                        mask = (1 << k) - 1
+                    while mask < (1 << m):
+                        _try_run(t, s, p, lo, hi, n, forced, k, mask, opt, m, avail, pool, jk, used,
+                                 rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
+                                 stack, best_stack, best, prm, rv, pen, natval, suit_total)
+                        if k == 0:
+                            break
+                        c = mask & -mask
+                        rr = mask + c
+                        mask = (((rr ^ mask) >> 2) // c) | rr
+
+
+@njit
+def _try_run(t, s, p, lo, hi, n, forced, k, mask, opt, m, avail, pool, jk, used, rem_pen, rem_cnt,
+             val, rem_val, nsets, nruns, rmask, smask, depth, stack, best_stack, best, prm, rv, pen,
+             natval, suit_total):
+    # joker positions: forced ones plus the chosen optional ones
+    jmask = 0
+    for q in range(lo, hi + 1):
+        if avail[q] == 0:
+            jmask |= 1 << q
+    for i in range(m):
+        if (mask >> i) & 1:
+            jmask |= 1 << opt[i]
+    if prm[P_ADJ_OK] == 0 and (jmask & (jmask >> 1)) != 0:
+        return
+    nj = forced + k
+    n_nat = n - nj
+    if k > 0:
+        outside = suit_total - n_nat - 1
+        for i in range(m):
+            if (mask >> i) & 1:
+                if not _borrow_useful(_pos_type(s, opt[i]), s, t, pool, jk - nj, outside, nsets,
+                                      rmask, prm):
+                    return
+    add_pen = nj * prm[P_PJ]
+    add_val = 0
+    sub_val = 0
+    for q in range(lo, hi + 1):
+        add_val += rv[R_MELD_VALUE + q]
+        if (jmask >> q) & 1:
+            continue
+        u = _pos_type(s, q)
+        pool[u] -= 1
+        add_pen += pen[u]
+        sub_val += natval[u]
+    stack[depth, 0] = K_RUN
+    stack[depth, 1] = s
+    stack[depth, 2] = lo
+    stack[depth, 3] = hi
+    stack[depth, 4] = jmask
+    _dfs(t, pool, jk - nj, used + add_pen, rem_pen - (add_pen - nj * prm[P_PJ]), rem_cnt - n_nat,
+         val + add_val, rem_val - sub_val, nsets, nruns + 1, rmask, smask | (1 << s), depth + 1,
+         stack, best_stack, best, prm, rv, pen, natval)
+    for q in range(lo, hi + 1):
+        if (jmask >> q) & 1:
+            continue
+        pool[_pos_type(s, q)] += 1
+
+
+@njit
+def _sets_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask,
+               depth, stack, best_stack, best, prm, rv, pen, natval):
+    """Sets of rank r holding one copy of t plus any choice of undecided same-rank naturals."""
+    cap = np.zeros(4, dtype=np.int64)
+    for s2 in range(4):
+        if s2 < s:
+            cap[s2] = 0
+        else:
+            a = pool[s2 * 13 + r] - (1 if s2 == s else 0)
+            if prm[P_SET_DUP] == 0:
+                a = 0 if s2 == s else (1 if a > 0 else 0)
+            cap[s2] = a
+    take = np.zeros(4, dtype=np.int64)
+    rank_val = _set_rank_value(rv, r)
+    n_combo = (cap[0] + 1) * (cap[1] + 1) * (cap[2] + 1) * (cap[3] + 1)
+    for code in range(n_combo):
+        x = code
+        n_nat = 1
+        for s2 in range(4):
+            take[s2] = x % (cap[s2] + 1)
+            x //= cap[s2] + 1
+            n_nat += take[s2]
+        if n_nat < prm[P_SET_MIN_NAT]:
+            continue
+        jmin = prm[P_SET_MIN] - n_nat
+        if jmin < 0:
+            jmin = 0
+        if prm[P_SET_MAX] < 0:
+            jmax = jmin       # spare jokers join a set at the leaf
+        else:
+            jmax = prm[P_SET_MAX] - n_nat
+            if jmax > jk:
+                jmax = jk
+        if prm[P_SET_DUP] == 0 and n_nat + jmax > 4:
+            jmax = 4 - n_nat
+        if jmin > jk or jmin > jmax:
+            continue
+        add_pen = pen[t]
+        sub_val = natval[t]
+        pool[t] -= 1
+        for s2 in range(4):
+            if take[s2] > 0:
+                u = s2 * 13 + r
+                pool[u] -= take[s2]
+                add_pen += take[s2] * pen[u]
+                sub_val += take[s2] * natval[u]
+        for nj in range(jmax, jmin - 1, -1):
+            stack[depth, 0] = K_SET
+            stack[depth, 1] = r
+            for s2 in range(4):
+                stack[depth, 2 + s2] = take[s2] + (1 if s2 == s else 0)
+            stack[depth, 6] = nj
+            stack[depth, 7] = 0
+            _dfs(t, pool, jk - nj, used + add_pen + nj * prm[P_PJ], rem_pen - add_pen, rem_cnt - n_nat,
+                 val + (n_nat + nj) * rank_val, rem_val - sub_val, nsets + 1, nruns, rmask | (1 << r),
+                 smask, depth + 1, stack, best_stack, best, prm, rv, pen, natval)
+        pool[t] += 1
+        for s2 in range(4):
+            if take[s2] > 0:
+                pool[s2 * 13 + r] += take[s2]
+
+
+@njit
+def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
+    """Search entry: ``hand`` int64[53] counts.  Fills ``best_stack``/``best``; returns the penalty
+    placed on the table, or -1 when the hand cannot lay down."""
+    prm = make_params(rv, round_idx)
+    pen = rv[R_PENALTY:R_PENALTY + 53]
+    natval = np.zeros(53, dtype=np.int64)
+    rem_pen = 0
+    rem_cnt = 0
+    rem_val = 0
+    pool = np.zeros(53, dtype=np.int64)
+    for t in range(52):
+        pool[t] = hand[t]
+        natval[t] = _natural_value(rv, t)
+        rem_pen += hand[t] * pen[t]
+        rem_cnt += hand[t]
+        rem_val += hand[t] * natval[t]
+    stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    best[B_USED] = -1
+    best[B_N] = 0
+    best[B_VAL] = -1
+    best[B_NODES] = 0
+    _dfs(0, pool, hand[52], 0, rem_pen, rem_cnt, 0, rem_val, 0, 0, 0, 0, 0, stack, best_stack, best,
+         prm, rv, pen, natval)
+    return best[B_USED]
+
+
+@njit
+def best_lay_down_batch(hands, rv, round_idx, out_used):
+    """Batch entry point (benchmarks, engine): best placed penalty per hand, -1 if none."""
+    best_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    best = np.zeros(4, dtype=np.int64)
+    for i in range(hands.shape[0]):
+        out_used[i] = best_lay_down_counts(hands[i], rv, round_idx, best_stack, best)
