@@ -77,15 +77,6 @@ def _pos_type(s, p):
 
 
 @njit
-def _popcount(x):
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
-
-
-@njit
 def make_params(rv, round_idx):
     prm = np.zeros(N_PRM, dtype=np.int64)
     contract = rv[R_OPENING_MODE] == 0
@@ -149,7 +140,7 @@ def _usable_jokers(jk):
 
 
 @njit
-def _leaf(pool, jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
+def _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
     if prm[P_CONTRACT] == 1:
         if prm[P_EXTRA] == 1:
             if nsets < prm[P_T] or nruns < prm[P_F]:
@@ -241,62 +232,8 @@ def _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
 
 
 @njit
-def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
-         stack, best_stack, best, prm, rv, pen, natval):
-    best[B_NODES] += 1
-    while t < 52 and pool[t] == 0:
-        t += 1
-    if t == 52:
-        _leaf(pool, jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv)
-        return 0
-    if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
-        return 0
-    contract = prm[P_CONTRACT] == 1
-    if contract:
-        if _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
-            return 0
-    elif val + rem_val + jk * prm[P_MAXJVAL] < prm[P_MINPTS]:
-        return 0
-    if depth >= MAX_MELDS - 2:
-        return 0
-    s = t // 13
-    r = t % 13
-    pj = prm[P_PJ]
-
-    # ---- runs whose lowest undecided natural is t
-    run_ok = True
-    if contract:
-        if prm[P_EXTRA] == 0 and nruns >= prm[P_F]:
-            run_ok = False
-        if prm[P_DIST_SUIT] == 1 and ((smask >> s) & 1) == 1:
-            run_ok = False
-    if run_ok:
-        _runs_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
-                   smask, depth, stack, best_stack, best, prm, rv, pen, natval)
-
-    # ---- sets whose lowest undecided natural is t
-    set_ok = True
-    if contract:
-        if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
-            set_ok = False
-        if prm[P_DIST_RANK] == 1 and ((rmask >> r) & 1) == 1:
-            set_ok = False
-    if set_ok:
-        _sets_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
-                   smask, depth, stack, best_stack, best, prm, rv, pen, natval)
-
-    # ---- every remaining copy of t stays in hand
-    c = pool[t]
-    pool[t] = 0
-    _dfs(t + 1, pool, jk, used, rem_pen - c * pen[t], rem_cnt - c, val, rem_val - c * natval[t],
-         nsets, nruns, rmask, smask, depth, stack, best_stack, best, prm, rv, pen, natval)
-    pool[t] = c
-    return 0
-
-
-@njit
-def _borrow_useful(u, s, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
-    """Can the natural ``u``, freed from this run by a joker, still join another meld?"""
+def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
+    """Can the natural ``u``, freed from a run by a joker, still join another meld?"""
     ru = u % 13
     same_rank = 0
     for s2 in range(4):
@@ -315,186 +252,221 @@ def _borrow_useful(u, s, t, pool, jk_after, outside_same_suit, nsets, rmask, prm
 
 
 @njit
-def _runs_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask,
-               depth, stack, best_stack, best, prm, rv, pen, natval):
-    lo_min = prm[P_LO_MIN]
-    hi_max = prm[P_HI_MAX]
-    run_max = prm[P_RUN_MAX]
-    avail = np.zeros(15, dtype=np.int64)
-    opt = np.zeros(14, dtype=np.int64)
-    suit_total = 0
-    for u in range(s * 13, s * 13 + 13):
-        suit_total += pool[u]
-    for pi in range(2):
-        if r == 0:
-            if pi == 0:
-                if lo_min != 1:
-                    continue
-                p = 1
-            else:
-                if hi_max != 14:
-                    continue
-                p = 14
+def _run_slots(t, s, p, lo, hi, pool, slots):
+    """Mark which positions of [lo, hi] can take an undecided natural (slots[q] = 1) and list
+    them in slots[16:]; return (forced jokers, number of optional naturals)."""
+    forced = 0
+    m = 0
+    for q in range(lo, hi + 1):
+        if q == p:
+            slots[q] = 1
+            continue
+        u = _pos_type(s, q)
+        a = 0 if u < t else pool[u] - (1 if u == t else 0)
+        if a > 0:
+            slots[q] = 1
+            slots[16 + m] = q
+            m += 1
         else:
-            if pi == 1:
-                continue
-            p = r + 1
-        for lo in range(max(lo_min, p - run_max + 1), p + 1):
-            hi_top = min(hi_max, lo + run_max - 1)
-            for hi in range(hi_top, p - 1, -1):
-                n = hi - lo + 1
-                if n < prm[P_RUN_MIN]:
-                    continue
-                if lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0:
-                    continue
-                forced = 0
-                m = 0
-                for q in range(lo, hi + 1):
-                    if q == p:
-                        avail[q] = 1
-                        continue
-                    u = _pos_type(s, q)
-                    a = pool[u] - (1 if u == t else 0)
-                    if u < t:
-                        a = 0
-                    avail[q] = 1 if a > 0 else 0
-                    if a > 0:
-                        opt[m] = q
-                        m += 1
-                    else:
-                        forced += 1
-                if forced > jk:
-                    continue
-                kmax = jk - forced
-                if kmax > m:
-                    kmax = m
-                for k in range(kmax + 1):
-                    if n - forced - k < prm[P_RUN_MIN_NAT]:
-                        break
-                    if k == 0:
-                        mask = 0
-                    else:
-                        mask = (1 << k) - 1
-                    while mask < (1 << m):
-                        _try_run(t, s, p, lo, hi, n, forced, k, mask, opt, m, avail, pool, jk, used,
-                                 rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
-                                 stack, best_stack, best, prm, rv, pen, natval, suit_total)
-                        if k == 0:
-                            break
-                        c = mask & -mask
-                        rr = mask + c
-                        mask = (((rr ^ mask) >> 2) // c) | rr
+            slots[q] = 0
+            forced += 1
+    return forced, m
 
 
 @njit
-def _try_run(t, s, p, lo, hi, n, forced, k, mask, opt, m, avail, pool, jk, used, rem_pen, rem_cnt,
-             val, rem_val, nsets, nruns, rmask, smask, depth, stack, best_stack, best, prm, rv, pen,
-             natval, suit_total):
-    # joker positions: forced ones plus the chosen optional ones
+def _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk, nsets, rmask, prm, suit_total):
+    """Joker positions of the run for this borrowing choice, or -1 if it is illegal or useless."""
     jmask = 0
     for q in range(lo, hi + 1):
-        if avail[q] == 0:
+        if slots[q] == 0:
             jmask |= 1 << q
     for i in range(m):
         if (mask >> i) & 1:
-            jmask |= 1 << opt[i]
+            jmask |= 1 << slots[16 + i]
     if prm[P_ADJ_OK] == 0 and (jmask & (jmask >> 1)) != 0:
-        return
-    nj = forced + k
-    n_nat = n - nj
-    if k > 0:
-        outside = suit_total - n_nat - 1
+        return -1
+    if mask != 0:
+        outside = suit_total - (hi - lo + 1 - nj) - 1
         for i in range(m):
             if (mask >> i) & 1:
-                if not _borrow_useful(_pos_type(s, opt[i]), s, t, pool, jk - nj, outside, nsets,
+                if not _borrow_useful(_pos_type(s, slots[16 + i]), t, pool, jk - nj, outside, nsets,
                                       rmask, prm):
-                    return
-    add_pen = nj * prm[P_PJ]
-    add_val = 0
-    sub_val = 0
-    for q in range(lo, hi + 1):
-        add_val += rv[R_MELD_VALUE + q]
-        if (jmask >> q) & 1:
-            continue
-        u = _pos_type(s, q)
-        pool[u] -= 1
-        add_pen += pen[u]
-        sub_val += natval[u]
-    stack[depth, 0] = K_RUN
-    stack[depth, 1] = s
-    stack[depth, 2] = lo
-    stack[depth, 3] = hi
-    stack[depth, 4] = jmask
-    _dfs(t, pool, jk - nj, used + add_pen, rem_pen - (add_pen - nj * prm[P_PJ]), rem_cnt - n_nat,
-         val + add_val, rem_val - sub_val, nsets, nruns + 1, rmask, smask | (1 << s), depth + 1,
-         stack, best_stack, best, prm, rv, pen, natval)
-    for q in range(lo, hi + 1):
-        if (jmask >> q) & 1:
-            continue
-        pool[_pos_type(s, q)] += 1
+                    return -1
+    return jmask
 
 
 @njit
-def _sets_from(t, s, r, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask,
-               depth, stack, best_stack, best, prm, rv, pen, natval):
-    """Sets of rank r holding one copy of t plus any choice of undecided same-rank naturals."""
-    cap = np.zeros(4, dtype=np.int64)
+def _move_run(pool, s, lo, hi, jmask, sign):
+    for q in range(lo, hi + 1):
+        if ((jmask >> q) & 1) == 0:
+            pool[_pos_type(s, q)] += sign
+
+
+@njit
+def _set_caps(t, s, r, pool, prm, cap):
+    """How many more copies of rank r each suit can add to a set holding one copy of t."""
+    n_combo = 1
     for s2 in range(4):
         if s2 < s:
-            cap[s2] = 0
+            a = 0
         else:
             a = pool[s2 * 13 + r] - (1 if s2 == s else 0)
             if prm[P_SET_DUP] == 0:
                 a = 0 if s2 == s else (1 if a > 0 else 0)
-            cap[s2] = a
-    take = np.zeros(4, dtype=np.int64)
-    rank_val = _set_rank_value(rv, r)
-    n_combo = (cap[0] + 1) * (cap[1] + 1) * (cap[2] + 1) * (cap[3] + 1)
-    for code in range(n_combo):
-        x = code
-        n_nat = 1
-        for s2 in range(4):
-            take[s2] = x % (cap[s2] + 1)
-            x //= cap[s2] + 1
-            n_nat += take[s2]
-        if n_nat < prm[P_SET_MIN_NAT]:
-            continue
-        jmin = prm[P_SET_MIN] - n_nat
-        if jmin < 0:
-            jmin = 0
-        if prm[P_SET_MAX] < 0:
-            jmax = jmin       # spare jokers join a set at the leaf
-        else:
-            jmax = prm[P_SET_MAX] - n_nat
-            if jmax > jk:
-                jmax = jk
-        if prm[P_SET_DUP] == 0 and n_nat + jmax > 4:
-            jmax = 4 - n_nat
-        if jmin > jk or jmin > jmax:
-            continue
-        add_pen = pen[t]
-        sub_val = natval[t]
-        pool[t] -= 1
-        for s2 in range(4):
-            if take[s2] > 0:
+        cap[s2] = a
+        n_combo *= a + 1
+    return n_combo
+
+
+@njit
+def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
+         stack, best_stack, best, prm, rv, pen, natval, scratch):
+    best[B_NODES] += 1
+    while t < 52 and pool[t] == 0:
+        t += 1
+    if t == 52:
+        _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv)
+        return 0
+    if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
+        return 0
+    contract = prm[P_CONTRACT] == 1
+    if contract:
+        if _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
+            return 0
+    elif val + rem_val + jk * prm[P_MAXJVAL] < prm[P_MINPTS]:
+        return 0
+    if depth >= MAX_MELDS - 2:
+        return 0
+    s = t // 13
+    r = t % 13
+    pj = prm[P_PJ]
+    slots = scratch[depth]
+
+    # ---- runs whose lowest undecided natural is t (an ace may sit low or high)
+    run_ok = True
+    if contract:
+        if prm[P_EXTRA] == 0 and nruns >= prm[P_F]:
+            run_ok = False
+        if prm[P_DIST_SUIT] == 1 and ((smask >> s) & 1) == 1:
+            run_ok = False
+    if run_ok:
+        suit_total = 0
+        for u in range(s * 13, s * 13 + 13):
+            suit_total += pool[u]
+        for pi in range(2):
+            if r == 0:
+                p = 1 if pi == 0 else 14
+                if (p == 1 and prm[P_LO_MIN] != 1) or (p == 14 and prm[P_HI_MAX] != 14):
+                    continue
+            elif pi == 0:
+                p = r + 1
+            else:
+                continue
+            for lo in range(max(prm[P_LO_MIN], p - prm[P_RUN_MAX] + 1), p + 1):
+                hi_top = min(prm[P_HI_MAX], lo + prm[P_RUN_MAX] - 1)
+                for hi in range(hi_top, p - 1, -1):
+                    n = hi - lo + 1
+                    if n < prm[P_RUN_MIN] or (lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
+                        continue
+                    forced, m = _run_slots(t, s, p, lo, hi, pool, slots)
+                    if forced > jk:
+                        continue
+                    kmax = min(jk - forced, m)
+                    for k in range(kmax + 1):
+                        nj = forced + k
+                        if n - nj < prm[P_RUN_MIN_NAT]:
+                            break
+                        mask = 0 if k == 0 else (1 << k) - 1
+                        while mask < (1 << m):
+                            jmask = _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk,
+                                                    nsets, rmask, prm, suit_total)
+                            if jmask >= 0:
+                                add_pen = nj * pj
+                                add_val = 0
+                                sub_val = 0
+                                for q in range(lo, hi + 1):
+                                    add_val += rv[R_MELD_VALUE + q]
+                                    if ((jmask >> q) & 1) == 0:
+                                        u = _pos_type(s, q)
+                                        add_pen += pen[u]
+                                        sub_val += natval[u]
+                                _move_run(pool, s, lo, hi, jmask, -1)
+                                stack[depth, 0] = K_RUN
+                                stack[depth, 1] = s
+                                stack[depth, 2] = lo
+                                stack[depth, 3] = hi
+                                stack[depth, 4] = jmask
+                                _dfs(t, pool, jk - nj, used + add_pen, rem_pen - (add_pen - nj * pj),
+                                     rem_cnt - (n - nj), val + add_val, rem_val - sub_val, nsets,
+                                     nruns + 1, rmask, smask | (1 << s), depth + 1, stack, best_stack,
+                                     best, prm, rv, pen, natval, scratch)
+                                _move_run(pool, s, lo, hi, jmask, 1)
+                            if k == 0:
+                                break
+                            c = mask & -mask
+                            rr = mask + c
+                            mask = (((rr ^ mask) >> 2) // c) | rr
+
+    # ---- sets whose lowest undecided natural is t, with any choice of same-rank naturals
+    set_ok = True
+    if contract:
+        if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
+            set_ok = False
+        if prm[P_DIST_RANK] == 1 and ((rmask >> r) & 1) == 1:
+            set_ok = False
+    if set_ok:
+        cap = slots[32:36]
+        take = slots[36:40]
+        n_combo = _set_caps(t, s, r, pool, prm, cap)
+        rank_val = _set_rank_value(rv, r)
+        for code in range(n_combo):
+            x = code
+            n_nat = 1
+            for s2 in range(4):
+                take[s2] = x % (cap[s2] + 1)
+                x //= cap[s2] + 1
+                n_nat += take[s2]
+            if n_nat < prm[P_SET_MIN_NAT]:
+                continue
+            jmin = max(prm[P_SET_MIN] - n_nat, 0)
+            if prm[P_SET_MAX] < 0:
+                jmax = jmin       # spare jokers join a set at the leaf
+            else:
+                jmax = min(prm[P_SET_MAX] - n_nat, jk)
+            if prm[P_SET_DUP] == 0 and n_nat + jmax > 4:
+                jmax = 4 - n_nat
+            if jmin > jk or jmin > jmax:
+                continue
+            add_pen = pen[t]
+            sub_val = natval[t]
+            pool[t] -= 1
+            for s2 in range(4):
                 u = s2 * 13 + r
                 pool[u] -= take[s2]
                 add_pen += take[s2] * pen[u]
                 sub_val += take[s2] * natval[u]
-        for nj in range(jmax, jmin - 1, -1):
-            stack[depth, 0] = K_SET
-            stack[depth, 1] = r
+            for nj in range(jmax, jmin - 1, -1):
+                stack[depth, 0] = K_SET
+                stack[depth, 1] = r
+                for s2 in range(4):
+                    stack[depth, 2 + s2] = take[s2] + (1 if s2 == s else 0)
+                stack[depth, 6] = nj
+                stack[depth, 7] = 0
+                _dfs(t, pool, jk - nj, used + add_pen + nj * pj, rem_pen - add_pen, rem_cnt - n_nat,
+                     val + (n_nat + nj) * rank_val, rem_val - sub_val, nsets + 1, nruns,
+                     rmask | (1 << r), smask, depth + 1, stack, best_stack, best, prm, rv, pen, natval,
+                     scratch)
+            pool[t] += 1
             for s2 in range(4):
-                stack[depth, 2 + s2] = take[s2] + (1 if s2 == s else 0)
-            stack[depth, 6] = nj
-            stack[depth, 7] = 0
-            _dfs(t, pool, jk - nj, used + add_pen + nj * prm[P_PJ], rem_pen - add_pen, rem_cnt - n_nat,
-                 val + (n_nat + nj) * rank_val, rem_val - sub_val, nsets + 1, nruns, rmask | (1 << r),
-                 smask, depth + 1, stack, best_stack, best, prm, rv, pen, natval)
-        pool[t] += 1
-        for s2 in range(4):
-            if take[s2] > 0:
                 pool[s2 * 13 + r] += take[s2]
+
+    # ---- every remaining copy of t stays in hand
+    c = pool[t]
+    pool[t] = 0
+    _dfs(t + 1, pool, jk, used, rem_pen - c * pen[t], rem_cnt - c, val, rem_val - c * natval[t],
+         nsets, nruns, rmask, smask, depth, stack, best_stack, best, prm, rv, pen, natval, scratch)
+    pool[t] = c
+    return 0
 
 
 @njit
@@ -515,12 +487,14 @@ def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
         rem_cnt += hand[t]
         rem_val += hand[t] * natval[t]
     stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    scratch = np.zeros((MAX_MELDS, 40), dtype=np.int64)
     best[B_USED] = -1
     best[B_N] = 0
     best[B_VAL] = -1
     best[B_NODES] = 0
-    _dfs(0, pool, hand[52], 0, rem_pen, rem_cnt, 0, rem_val, 0, 0, 0, 0, 0, stack, best_stack, best,
-         prm, rv, pen, natval)
+    zero = np.int64(0)
+    _dfs(zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
+         zero, stack, best_stack, best, prm, rv, pen, natval, scratch)
     return best[B_USED]
 
 

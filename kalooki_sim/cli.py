@@ -1,0 +1,76 @@
+"""The ``kalooki`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from .cards import format_cards, parse_cards
+from .rules import RulesError, list_overlays, list_presets, load_rules
+
+
+def _deal(rules, rng, size):
+    deck = [t for t in range(52) for _ in range(rules.n_decks)] + [52] * rules.n_jokers
+    return sorted(rng.choice(np.asarray(deck), size=size, replace=False).tolist())
+
+
+def cmd_demo(args) -> int:
+    """Deal random hands and show the meld engine's best lay-down for each."""
+    from .melds import best_lay_down
+    from .scoring import hand_penalty
+
+    rules = load_rules(args.variant)
+    rng = np.random.default_rng(args.seed)
+    round_no = args.round if rules.opening_mode == "contract" else None
+    size = rules.deal_size(round_no or 1, args.players) + 1   # a hand after the draw
+    what = (f"round {round_no}, contract {rules.contract(round_no)[0]} threes + {rules.contract(round_no)[1]} fours"
+            if round_no else f"opening minimum {rules.opening_min_points} points")
+    print(f"{rules.name}: {args.hands} random {size}-card hands, {what}")
+    found = 0
+    tries = 0
+    while found < args.hands and tries < 200_000:
+        tries += 1
+        hand = parse_cards(_deal(rules, rng, size))
+        lay = best_lay_down(rules, hand, round_no)
+        if lay is None and not args.all:
+            continue
+        found += 1
+        print(f"\nhand  {format_cards(hand)}   (penalty {hand_penalty(rules, hand)})")
+        print(f"best  {lay if lay is not None else 'cannot lay down'}")
+    print(f"\n{found} shown out of {tries} dealt")
+    return 0
+
+
+def cmd_variants(args) -> int:
+    for name in list_presets():
+        r = load_rules(name)
+        print(f"{name:10s} {r.digest()}  players {r.players_min}-{r.players_max}, {r.deck_size} cards")
+    print("house overlays:", ", ".join(list_overlays()), "(e.g. --variant k40+v4)")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="kalooki", description="Kalooki simulator and research tools")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="best lay-downs of random hands (meld engine demo)")
+    d.add_argument("--variant", default="caribbean")
+    d.add_argument("--round", type=int, default=1)
+    d.add_argument("--players", type=int, default=4)
+    d.add_argument("--hands", type=int, default=5)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--all", action="store_true", help="also show hands that cannot lay down")
+    d.set_defaults(fn=cmd_demo)
+    v = sub.add_parser("variants", help="list the rule presets and house overlays")
+    v.set_defaults(fn=cmd_variants)
+    args = p.parse_args(argv)
+    try:
+        return args.fn(args)
+    except (RulesError, ValueError) as e:
+        print(f"kalooki: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
