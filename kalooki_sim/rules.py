@@ -313,6 +313,7 @@ def _resolve_file(name_or_path: str | Path, seen: tuple[str, ...] = ()) -> tuple
             raise RulesError(f"variant {s!r}", None,
                              f"unknown variant; known presets: {', '.join(list_presets())}")
         data, label = _read_toml(entry, f"configs/variants/{key}.toml"), f"configs/variants/{key}.toml"
+        data["_preset"] = key   # the built-in preset a custom file descends from, for overlays
     if data.get("overlay"):
         raise RulesError(label, "overlay", "this file is a house-rule overlay; apply it to a preset, e.g. 'k40+v4'")
     parent = data.pop("extends", None)
@@ -352,7 +353,7 @@ def load_rules(name_or_path: str | Path = "caribbean", overlays=(), **overrides)
     parts = [p for p in str(name_or_path).split("+")] if not str(name_or_path).endswith(".toml") else [str(name_or_path)]
     base_name, extra = parts[0], list(parts[1:]) + list(overlays)
     data, label = _resolve_file(base_name)
-    preset = data.get("name")
+    preset = data.pop("_preset", data.get("name"))
     for ov in extra:
         odata, olabel = _read_overlay(ov)
         applies = odata.get("applies_to")

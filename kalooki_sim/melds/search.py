@@ -252,6 +252,28 @@ def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
 
 
 @njit
+def _popcount16(x):
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return (x + (x >> 8)) & 0x1F
+
+
+@njit
+def _avail_mask(t, s, p, pool, prm):
+    """Bit q set when run position q of suit s can hold an undecided natural (p holds t itself)."""
+    mask = 1 << p
+    for q in range(prm[P_LO_MIN], prm[P_HI_MAX] + 1):
+        if q == p:
+            continue
+        u = _pos_type(s, q)
+        if u > t or (u == t and pool[t] > 1):
+            if pool[u] > 0:
+                mask |= 1 << q
+    return mask
+
+
+@njit
 def _run_slots(t, s, p, lo, hi, pool, slots):
     """Mark which positions of [lo, hi] can take an undecided natural (slots[q] = 1) and list
     them in slots[16:]; return (forced jokers, number of optional naturals)."""
@@ -362,11 +384,15 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                 p = r + 1
             else:
                 continue
+            avail = _avail_mask(t, s, p, pool, prm)
             for lo in range(max(prm[P_LO_MIN], p - prm[P_RUN_MAX] + 1), p + 1):
                 hi_top = min(prm[P_HI_MAX], lo + prm[P_RUN_MAX] - 1)
                 for hi in range(hi_top, p - 1, -1):
                     n = hi - lo + 1
                     if n < prm[P_RUN_MIN] or (lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
+                        continue
+                    window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+                    if n - _popcount16(avail & window) > jk:
                         continue
                     forced, m = _run_slots(t, s, p, lo, hi, pool, slots)
                     if forced > jk:
