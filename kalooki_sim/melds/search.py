@@ -385,8 +385,27 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
             else:
                 continue
             avail = _avail_mask(t, s, p, pool, prm)
-            for lo in range(max(prm[P_LO_MIN], p - prm[P_RUN_MAX] + 1), p + 1):
-                hi_top = min(prm[P_HI_MAX], lo + prm[P_RUN_MAX] - 1)
+            # the furthest a run through p can reach on each side with the jokers in hand
+            lo_eff = p
+            gaps = 0
+            for q in range(p - 1, max(prm[P_LO_MIN], p - prm[P_RUN_MAX] + 1) - 1, -1):
+                if ((avail >> q) & 1) == 0:
+                    gaps += 1
+                    if gaps > jk:
+                        break
+                lo_eff = q
+            hi_eff = p
+            gaps = 0
+            for q in range(p + 1, min(prm[P_HI_MAX], p + prm[P_RUN_MAX] - 1) + 1):
+                if ((avail >> q) & 1) == 0:
+                    gaps += 1
+                    if gaps > jk:
+                        break
+                hi_eff = q
+            if hi_eff - lo_eff + 1 < prm[P_RUN_MIN]:
+                continue
+            for lo in range(lo_eff, p + 1):
+                hi_top = min(hi_eff, lo + prm[P_RUN_MAX] - 1)
                 for hi in range(hi_top, p - 1, -1):
                     n = hi - lo + 1
                     if n < prm[P_RUN_MIN] or (lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
@@ -496,6 +515,84 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
 
 
 @njit
+def _points_value_bound(hand, rv, natval, prm):
+    """Most opening value the hand could reach: only naturals that have enough partners (same
+    rank, same suit nearby, or jokers) to sit in any meld can count."""
+    jk = hand[52]
+    total = jk * prm[P_MAXJVAL]
+    for t in range(52):
+        if hand[t] == 0:
+            continue
+        if jk >= 2:
+            total += hand[t] * natval[t]
+            continue
+        s = t // 13
+        r = t % 13
+        same_rank = hand[t] - 1 if prm[P_SET_DUP] == 1 else 0
+        for s2 in range(4):
+            if s2 != s and hand[s2 * 13 + r] > 0:
+                same_rank += hand[s2 * 13 + r] if prm[P_SET_DUP] == 1 else 1
+        if same_rank + jk >= 2:
+            total += hand[t] * natval[t]
+            continue
+        # run neighbours within distance 2 (an ace has neighbours at both ends)
+        near = 0
+        for d in (-2, -1, 1, 2):
+            for base in (r + 1, 14 if r == 0 else -100):
+                q = base + d
+                if 1 <= q <= 14:
+                    u = _pos_type(s, q)
+                    if u != t and hand[u] > 0:
+                        near += 1
+                        break
+        if near + jk >= 2:
+            total += hand[t] * natval[t]
+    return total
+
+
+@njit
+def _contract_joker_bound(hand, prm):
+    """Fewest jokers any lay-down meeting the contract needs (a large number if none can).
+
+    Runs: each of the F distinct suits needs a run window with at most that many missing
+    naturals; sets: T distinct ranks, a rank held only twice needs one joker.  Borrowing and
+    shared naturals only ever need more jokers, so this is a lower bound."""
+    T = prm[P_T]
+    F = prm[P_F]
+    need = 0
+    if F > 0:
+        miss = np.empty(4, dtype=np.int64)
+        w = prm[P_RUN_MIN]
+        for s in range(4):
+            best_m = 99
+            for lo in range(prm[P_LO_MIN], prm[P_HI_MAX] - w + 2):
+                m = 0
+                for q in range(lo, lo + w):
+                    if hand[_pos_type(s, q)] == 0:
+                        m += 1
+                if m < best_m:
+                    best_m = m
+            miss[s] = best_m
+        miss.sort()
+        for i in range(F):
+            need += miss[i]
+    if T > 0:
+        a3 = 0
+        a2 = 0
+        for r in range(13):
+            c = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
+            if c >= prm[P_SET_MIN]:
+                a3 += 1
+            elif c >= prm[P_SET_MIN_NAT]:
+                a2 += 1
+        if a3 + a2 < T:
+            return 99
+        if T > a3:
+            need += T - a3   # each set short of naturals takes at least one joker
+    return need
+
+
+@njit
 def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
     """Search entry: ``hand`` int64[53] counts.  Fills ``best_stack``/``best``; returns the penalty
     placed on the table, or -1 when the hand cannot lay down."""
@@ -512,12 +609,18 @@ def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
         rem_pen += hand[t] * pen[t]
         rem_cnt += hand[t]
         rem_val += hand[t] * natval[t]
-    stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
-    scratch = np.zeros((MAX_MELDS, 40), dtype=np.int64)
     best[B_USED] = -1
     best[B_N] = 0
     best[B_VAL] = -1
     best[B_NODES] = 0
+    if prm[P_CONTRACT] == 0:
+        if _points_value_bound(hand, rv, natval, prm) < prm[P_MINPTS]:
+            return -1
+    elif prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1:
+        if _contract_joker_bound(hand, prm) > hand[52]:
+            return -1
+    stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    scratch = np.zeros((MAX_MELDS, 40), dtype=np.int64)
     zero = np.int64(0)
     _dfs(zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
          zero, stack, best_stack, best, prm, rv, pen, natval, scratch)
