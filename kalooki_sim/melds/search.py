@@ -64,6 +64,8 @@ P_JSET_VAL = 20
 P_MAXJVAL = 21
 N_PRM = 22
 
+SET_KEY_BASE = 1 << 40   # set keys sort after every run key
+
 # best[] slots
 B_USED = 0
 B_N = 1
@@ -325,9 +327,14 @@ def _move_run(pool, s, lo, hi, jmask, sign):
 
 
 @njit
-def _set_caps(t, s, r, pool, prm, cap):
-    """How many more copies of rank r each suit can add to a set holding one copy of t."""
+def _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask):
+    """How many more copies of rank r each suit can add to a set holding one copy of t.
+
+    In a contract with distinct set ranks, a same-rank natural kept out of this set can only be
+    left in hand or join a later run of its suit; when no such run can come any more, keeping it
+    out is never better, so the set takes every copy (``take_min = cap``)."""
     n_combo = 1
+    runs_open = prm[P_EXTRA] == 1 or nruns < prm[P_F]
     for s2 in range(4):
         if s2 < s:
             a = 0
@@ -336,16 +343,24 @@ def _set_caps(t, s, r, pool, prm, cap):
             if prm[P_SET_DUP] == 0:
                 a = 0 if s2 == s else (1 if a > 0 else 0)
         cap[s2] = a
-        n_combo *= a + 1
+        take_min[s2] = 0
+        if prm[P_CONTRACT] == 1 and prm[P_DIST_RANK] == 1:
+            if not runs_open or (prm[P_DIST_SUIT] == 1 and ((smask >> s2) & 1) == 1):
+                take_min[s2] = a
+        n_combo *= a - take_min[s2] + 1
     return n_combo
 
 
 @njit
-def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
+def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
          stack, best_stack, best, prm, rv, pen, natval, scratch):
+    """``kmin``: melds holding another copy of t are taken in non-decreasing key order, so two
+    melds sharing a duplicated card are not explored twice (once in each order)."""
     best[B_NODES] += 1
-    while t < 52 and pool[t] == 0:
-        t += 1
+    if pool[t] == 0:
+        kmin = 0
+        while t < 52 and pool[t] == 0:
+            t += 1
     if t == 52:
         _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv)
         return 0
@@ -425,7 +440,8 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                         while mask < (1 << m):
                             jmask = _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk,
                                                     nsets, rmask, prm, suit_total)
-                            if jmask >= 0:
+                            key = (((pi * 16 + lo) * 16 + (15 - hi)) << 16) | jmask
+                            if jmask >= 0 and key >= kmin:
                                 add_pen = nj * pj
                                 add_val = 0
                                 sub_val = 0
@@ -441,7 +457,7 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                                 stack[depth, 2] = lo
                                 stack[depth, 3] = hi
                                 stack[depth, 4] = jmask
-                                _dfs(t, pool, jk - nj, used + add_pen, rem_pen - (add_pen - nj * pj),
+                                _dfs(t, key, pool, jk - nj, used + add_pen, rem_pen - (add_pen - nj * pj),
                                      rem_cnt - (n - nj), val + add_val, rem_val - sub_val, nsets,
                                      nruns + 1, rmask, smask | (1 << s), depth + 1, stack, best_stack,
                                      best, prm, rv, pen, natval, scratch)
@@ -462,14 +478,16 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
     if set_ok:
         cap = slots[32:36]
         take = slots[36:40]
-        n_combo = _set_caps(t, s, r, pool, prm, cap)
+        take_min = slots[40:44]
+        n_combo = _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask)
         rank_val = _set_rank_value(rv, r)
         for code in range(n_combo):
             x = code
             n_nat = 1
             for s2 in range(4):
-                take[s2] = x % (cap[s2] + 1)
-                x //= cap[s2] + 1
+                span = cap[s2] - take_min[s2] + 1
+                take[s2] = take_min[s2] + x % span
+                x //= span
                 n_nat += take[s2]
             if n_nat < prm[P_SET_MIN_NAT]:
                 continue
@@ -482,6 +500,9 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                 jmax = 4 - n_nat
             if jmin > jk or jmin > jmax:
                 continue
+            skey = SET_KEY_BASE + (((take[0] * 4 + take[1]) * 4 + take[2]) * 4 + take[3]) * 16
+            if skey + jmax < kmin:
+                continue
             add_pen = pen[t]
             sub_val = natval[t]
             pool[t] -= 1
@@ -491,13 +512,15 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                 add_pen += take[s2] * pen[u]
                 sub_val += take[s2] * natval[u]
             for nj in range(jmax, jmin - 1, -1):
+                if skey + nj < kmin:
+                    break
                 stack[depth, 0] = K_SET
                 stack[depth, 1] = r
                 for s2 in range(4):
                     stack[depth, 2 + s2] = take[s2] + (1 if s2 == s else 0)
                 stack[depth, 6] = nj
                 stack[depth, 7] = 0
-                _dfs(t, pool, jk - nj, used + add_pen + nj * pj, rem_pen - add_pen, rem_cnt - n_nat,
+                _dfs(t, skey + nj, pool, jk - nj, used + add_pen + nj * pj, rem_pen - add_pen, rem_cnt - n_nat,
                      val + (n_nat + nj) * rank_val, rem_val - sub_val, nsets + 1, nruns,
                      rmask | (1 << r), smask, depth + 1, stack, best_stack, best, prm, rv, pen, natval,
                      scratch)
@@ -508,46 +531,10 @@ def _dfs(t, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
     # ---- every remaining copy of t stays in hand
     c = pool[t]
     pool[t] = 0
-    _dfs(t + 1, pool, jk, used, rem_pen - c * pen[t], rem_cnt - c, val, rem_val - c * natval[t],
+    _dfs(t + 1, np.int64(0), pool, jk, used, rem_pen - c * pen[t], rem_cnt - c, val, rem_val - c * natval[t],
          nsets, nruns, rmask, smask, depth, stack, best_stack, best, prm, rv, pen, natval, scratch)
     pool[t] = c
     return 0
-
-
-@njit
-def _points_value_bound(hand, rv, natval, prm):
-    """Most opening value the hand could reach: only naturals that have enough partners (same
-    rank, same suit nearby, or jokers) to sit in any meld can count."""
-    jk = hand[52]
-    total = jk * prm[P_MAXJVAL]
-    for t in range(52):
-        if hand[t] == 0:
-            continue
-        if jk >= 2:
-            total += hand[t] * natval[t]
-            continue
-        s = t // 13
-        r = t % 13
-        same_rank = hand[t] - 1 if prm[P_SET_DUP] == 1 else 0
-        for s2 in range(4):
-            if s2 != s and hand[s2 * 13 + r] > 0:
-                same_rank += hand[s2 * 13 + r] if prm[P_SET_DUP] == 1 else 1
-        if same_rank + jk >= 2:
-            total += hand[t] * natval[t]
-            continue
-        # run neighbours within distance 2 (an ace has neighbours at both ends)
-        near = 0
-        for d in (-2, -1, 1, 2):
-            for base in (r + 1, 14 if r == 0 else -100):
-                q = base + d
-                if 1 <= q <= 14:
-                    u = _pos_type(s, q)
-                    if u != t and hand[u] > 0:
-                        near += 1
-                        break
-        if near + jk >= 2:
-            total += hand[t] * natval[t]
-    return total
 
 
 @njit
@@ -593,10 +580,64 @@ def _contract_joker_bound(hand, prm):
 
 
 @njit
+def _meldable(hand, t, prm):
+    """Can natural t (in this hand) sit in any meld at all?  Cards that cannot are simply left in
+    hand and kept out of the search, which also tightens its upper bound."""
+    jk = hand[52]
+    s = t // 13
+    r = t % 13
+    others = 0
+    for s2 in range(4):
+        c = hand[s2 * 13 + r]
+        if s2 == s:
+            c -= 1
+        if prm[P_SET_DUP] == 0 and c > 1:
+            c = 1
+        if prm[P_SET_DUP] == 0 and s2 == s:
+            c = 0
+        others += c
+    if others + 1 >= prm[P_SET_MIN_NAT] and others + 1 + jk >= prm[P_SET_MIN]:
+        return True
+    w = prm[P_RUN_MIN]
+    for pi in range(2):
+        if r == 0:
+            p = 1 if pi == 0 else 14
+            if (p == 1 and prm[P_LO_MIN] != 1) or (p == 14 and prm[P_HI_MAX] != 14):
+                continue
+        elif pi == 0:
+            p = r + 1
+        else:
+            continue
+        for lo in range(max(prm[P_LO_MIN], p - w + 1), min(p, prm[P_HI_MAX] - w + 1) + 1):
+            miss = 0
+            prev_miss = False
+            adj = False
+            for q in range(lo, lo + w):
+                if q != p and hand[_pos_type(s, q)] == 0:
+                    miss += 1
+                    if prev_miss:
+                        adj = True
+                    prev_miss = True
+                else:
+                    prev_miss = False
+            if miss <= jk and (prm[P_ADJ_OK] == 1 or not adj):
+                return True
+    return False
+
+
+@njit
 def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
     """Search entry: ``hand`` int64[53] counts.  Fills ``best_stack``/``best``; returns the penalty
     placed on the table, or -1 when the hand cannot lay down."""
     prm = make_params(rv, round_idx)
+    best[B_USED] = -1
+    best[B_N] = 0
+    best[B_VAL] = -1
+    best[B_NODES] = 0
+    contract = prm[P_CONTRACT] == 1
+    if contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1:
+        if _contract_joker_bound(hand, prm) > hand[52]:
+            return -1
     pen = rv[R_PENALTY:R_PENALTY + 53]
     natval = np.zeros(53, dtype=np.int64)
     rem_pen = 0
@@ -604,25 +645,18 @@ def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
     rem_val = 0
     pool = np.zeros(53, dtype=np.int64)
     for t in range(52):
-        pool[t] = hand[t]
         natval[t] = _natural_value(rv, t)
-        rem_pen += hand[t] * pen[t]
-        rem_cnt += hand[t]
-        rem_val += hand[t] * natval[t]
-    best[B_USED] = -1
-    best[B_N] = 0
-    best[B_VAL] = -1
-    best[B_NODES] = 0
-    if prm[P_CONTRACT] == 0:
-        if _points_value_bound(hand, rv, natval, prm) < prm[P_MINPTS]:
-            return -1
-    elif prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1:
-        if _contract_joker_bound(hand, prm) > hand[52]:
-            return -1
+        if hand[t] > 0 and _meldable(hand, t, prm):
+            pool[t] = hand[t]
+            rem_pen += hand[t] * pen[t]
+            rem_cnt += hand[t]
+            rem_val += hand[t] * natval[t]
+    if not contract and rem_val + hand[52] * prm[P_MAXJVAL] < prm[P_MINPTS]:
+        return -1
     stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
-    scratch = np.zeros((MAX_MELDS, 40), dtype=np.int64)
+    scratch = np.zeros((MAX_MELDS, 48), dtype=np.int64)
     zero = np.int64(0)
-    _dfs(zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
+    _dfs(zero, zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
          zero, stack, best_stack, best, prm, rv, pen, natval, scratch)
     return best[B_USED]
 
