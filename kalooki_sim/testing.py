@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import JOKER, N_NATURAL, N_RANKS, N_SUITS, make_type, type_text
-from .melds.reference import ref_meld_value
+from .cards import JOKER, N_NATURAL, N_RANKS, N_SUITS, counts_of, make_type, parse_cards, type_text
+from .melds.reference import (ref_hand_penalty, ref_is_legal_meld, ref_meets_contract, ref_meld_value,
+                              ref_opening_value)
 
 __all__ = [
     "MIN_HAND", "MAX_HAND",
@@ -29,6 +30,7 @@ __all__ = [
     "random_test_hand",
     "random_meld_candidate",
     "HAND_FAMILIES",
+    "lay_down_problems",
 ]
 
 MIN_HAND, MAX_HAND = 9, 16
@@ -216,10 +218,10 @@ def points_hand(rules, rng, size: int, joker_rate: float = 0.2) -> list[str]:
         meld = _random_meld_from_pool(rules, pool, rng, joker_rate)
         if meld is None:
             continue
-        value = ref_meld_value(rules, [type_text(t) for t in meld])
-        if total + value > target + 8 and rng.random() < 0.7 or len(cards) + len(meld) > size:
+        value = _value_or_none(rules, meld)
+        if value is None or (total + value > target + 8 and rng.random() < 0.7) or len(cards) + len(meld) > size:
             for t in meld:
-                pool.give_back(t)            # overshoots a lot: try another meld
+                pool.give_back(t)            # illegal (pool ran short) or overshoots a lot: try another
             continue
         cards += meld
         total += value
@@ -227,6 +229,13 @@ def points_hand(rules, rng, size: int, joker_rate: float = 0.2) -> list[str]:
     if cards and rng.random() < 0.25:
         pool.give_back(cards.pop(int(rng.integers(len(cards)))))
     return _tokens(_fill(pool, rng, cards, size))
+
+
+def _value_or_none(rules, meld: list[int]) -> int | None:
+    try:
+        return ref_meld_value(rules, [type_text(t) for t in meld])
+    except ValueError:
+        return None
 
 
 def _random_meld_from_pool(rules, pool: CardPool, rng, joker_rate: float) -> list[int] | None:
@@ -264,8 +273,20 @@ def joker_heavy_hand(rules, rng, size: int, round_no: int | None = None) -> list
     return _tokens(cards[:size])
 
 
-def duplicate_heavy_hand(rules, rng, size: int) -> list[str]:
-    """Many cards held in every copy the deck has, around a few ranks and one or two suits."""
+def duplicate_heavy_hand(rules, rng, size: int, round_no: int | None = None) -> list[str]:
+    """Many cards held in every copy the deck has.  Half the time a hand built around the contract /
+    opening whose cards are then doubled (which copy goes to which meld matters), otherwise pairs
+    bunched around a few ranks of one or two suits."""
+    if rng.random() < 0.5:
+        base_size = max(MIN_HAND - 3, size - int(rng.integers(2, 6)))
+        if rules.opening_mode == "contract":
+            threes, fours = rules.contract(round_no or 1)
+            need = threes * rules.set_min_size + fours * rules.run_min_size
+            base_size = min(size, max(base_size, need - int(rng.random() < 0.3)))
+            base = contract_hand(rules, rng, round_no or 1, base_size)
+        else:
+            base = points_hand(rules, rng, base_size)
+        return _with_duplicates(rules, rng, base, size)
     pool = CardPool(rules)
     cards: list[int] = []
     suit = int(rng.integers(N_SUITS))
@@ -284,6 +305,23 @@ def duplicate_heavy_hand(rules, rng, size: int) -> list[str]:
             cards.append(t)
     rng.shuffle(cards)
     return _tokens(cards[:size])
+
+
+def _with_duplicates(rules, rng, base: list[str], size: int) -> list[str]:
+    """``base`` plus further copies of its own naturals (deck permitting), then noise, up to ``size``."""
+    pool = CardPool(rules)
+    cards = [c.type for c in parse_cards(base)]
+    for t in cards:
+        pool.take(t)
+    naturals = [t for t in cards if t != JOKER]
+    for t in rng.permutation(naturals) if naturals else []:
+        if len(cards) >= size:
+            break
+        if pool.take(int(t)):
+            cards.append(int(t))
+    _fill(pool, rng, cards, size)
+    rng.shuffle(cards)
+    return _tokens(cards)
 
 
 def uniform_hand(rules, rng, size: int) -> list[str]:
@@ -312,7 +350,7 @@ def random_test_hand(rules, rng, round_no: int | None = None, size: int | None =
     if family == "joker_heavy":
         return joker_heavy_hand(rules, rng, size, round_no if contract else None)
     if family == "duplicate_heavy":
-        return duplicate_heavy_hand(rules, rng, size)
+        return duplicate_heavy_hand(rules, rng, size, round_no if contract else None)
     if family == "uniform":
         return uniform_hand(rules, rng, size)
     raise ValueError(f"unknown hand family {family!r}; expected one of {HAND_FAMILIES}")
@@ -413,3 +451,38 @@ def random_meld_candidate(rules, rng) -> list[str]:
     if rng.random() < 0.5:
         tokens = [tokens[i] for i in rng.permutation(len(tokens))]
     return tokens
+
+
+# ------------------------------------------------------------------------------------------------
+# Checking a lay-down against the reference
+
+
+def lay_down_problems(rules, hand, round_no, melds, left, penalty) -> list[str]:
+    """Why a claimed lay-down of ``hand`` is not valid per the reference (empty list when it is):
+    every meld legal, melds + left == hand as multisets, ``penalty`` == penalty of ``left``, and the
+    contract met (contract variants) or the opening minimum reached with at least one meld."""
+    problems = []
+    for m in melds:
+        if not ref_is_legal_meld(rules, m):
+            problems.append(f"illegal meld [{' '.join(m)}]")
+    used = sum((counts_of(m) for m in melds), counts_of([]))
+    if not (used + counts_of(left) == counts_of(hand)).all():
+        problems.append("melds + left differ from the hand as multisets")
+    if penalty != ref_hand_penalty(rules, left):
+        problems.append(f"penalty {penalty} != penalty of the cards left {ref_hand_penalty(rules, left)}")
+    if problems:
+        return problems
+    if rules.opening_mode == "contract":
+        if not ref_meets_contract(rules, round_no, melds):
+            problems.append(f"contract of round {round_no} not met")
+    elif not melds:
+        problems.append("no meld laid")
+    else:
+        try:
+            value = ref_opening_value(rules, melds)
+        except ValueError as e:
+            problems.append(str(e))
+        else:
+            if value < rules.opening_min_points:
+                problems.append(f"opening value {value} < {rules.opening_min_points}")
+    return problems

@@ -325,9 +325,30 @@ class _Candidate(NamedTuple):
     meanings: tuple     # legal meanings (undeclared jokers)
 
 
+_MEANINGS_CACHE: dict = {}
+
+
+def _meanings_cache(rules) -> dict:
+    """Per-variant memory of ``ref_meanings``: the same small melds recur in every hand, and the
+    answer depends only on (rules, multiset)."""
+    cache = _MEANINGS_CACHE.setdefault(rules, {})
+    if len(cache) > 500_000:
+        cache.clear()
+    return cache
+
+
+def _cached_meanings(rules, cache: dict, meld_key: tuple) -> tuple:
+    """``ref_meanings`` of a meld given as sorted (type, count) pairs, through ``cache``."""
+    found = cache.get(meld_key)
+    if found is None:
+        found = cache[meld_key] = tuple(ref_meanings(rules, _counts_to_cards(dict(meld_key))))
+    return found
+
+
 def _candidates(rules, hand: Counter, types: list[int]) -> list[_Candidate]:
     """Every legal meld that is a sub-multiset of ``hand``, confirmed by ``ref_meanings``."""
     index = {t: i for i, t in enumerate(types)}
+    cache = _meanings_cache(rules)
     seen, out = set(), []
     generators = (_set_candidates(rules, hand), _run_candidates(rules, hand), _joker_set_candidates(rules, hand))
     for gen in generators:
@@ -336,7 +357,7 @@ def _candidates(rules, hand: Counter, types: list[int]) -> list[_Candidate]:
             if key in seen:
                 continue
             seen.add(key)
-            meanings = ref_meanings(rules, _counts_to_cards(meld))
+            meanings = _cached_meanings(rules, cache, key)
             if not meanings:
                 continue
             vec = [0] * len(types)
@@ -344,15 +365,42 @@ def _candidates(rules, hand: Counter, types: list[int]) -> list[_Candidate]:
                 vec[index[t]] = k
             first = min(index[t] for t in meld)
             penalty = sum(rules.penalty_value[t] * k for t, k in meld.items())
-            out.append(_Candidate(tuple(vec), first, penalty, tuple(meanings)))
+            out.append(_Candidate(tuple(vec), first, penalty, meanings))
     return out
 
 
 # ------------------------------------------------------------------------------------------------
 # Exhaustive search over packings of disjoint candidates
 
+# A multiset over the hand's distinct types is packed into one int, FIELD bits per type, so that the
+# search can test "is this meld still in what is left?" in one subtraction: every field carries a
+# guard bit on top of its count (counts stay below 2**(FIELD-1) = 16, more than any deck allows).
+# With the guard bits set, ``(rem | GUARD) - meld`` clears a field's guard exactly when that field
+# of ``meld`` exceeds the one of ``rem``, and never borrows across fields.  ``_pack`` /
+# ``_unpack`` are tested against plain tuples in tests/test_melds_reference.py.
+FIELD = 5
+_COUNT_MASK = (1 << (FIELD - 1)) - 1
 
-def _search(start: tuple, candidates: list[_Candidate], options_of, step, is_goal, initial):
+
+def _pack(vec) -> int:
+    return sum(k << (FIELD * i) for i, k in enumerate(vec))
+
+
+def _unpack(packed: int, n: int) -> tuple:
+    return tuple((packed >> (FIELD * i)) & _COUNT_MASK for i in range(n))
+
+
+def _guard(n: int) -> int:
+    return _pack([1 << (FIELD - 1)] * n)
+
+
+def _contains(rem: int, meld: int, guard: int) -> int | None:
+    """``rem - meld`` if ``meld`` is a sub-multiset of ``rem``, else None."""
+    diff = (rem | guard) - meld
+    return diff ^ guard if diff & guard == guard else None
+
+
+def _search(n_types: int, start: tuple, candidates: list[_Candidate], options_of, step, is_goal, initial):
     """Maximise the penalty laid over every packing of disjoint candidates.
 
     Every packing is visited through one canonical path: take the lowest card type still
@@ -362,28 +410,27 @@ def _search(start: tuple, candidates: list[_Candidate], options_of, step, is_goa
     whether a finished packing is a valid lay-down.  Returns (penalty laid, [(cand, label), ...]) or
     None.  Memoised on (undecided multiset, state).
     """
-    by_first: dict[int, list[_Candidate]] = {}
+    guard = _guard(n_types)
+    by_first: dict[int, list] = {}
     for c in candidates:
-        by_first.setdefault(c.first, []).append(c)
+        by_first.setdefault(c.first, []).append((c, _pack(c.vec), options_of(c)))
     memo: dict = {}
 
-    def solve(rem: tuple, state):
+    def solve(rem: int, state):
         key = (rem, state)
         if key in memo:
             return memo[key]
-        i = next((k for k, x in enumerate(rem) if x), None)
-        if i is None:
+        if rem == 0:
             result = (0, ()) if is_goal(state) else None
             memo[key] = result
             return result
-        left = list(rem)
-        left[i] -= 1
-        result = solve(tuple(left), state)                       # one copy stays in hand
-        for cand in by_first.get(i, ()):
-            if any(c > r for c, r in zip(cand.vec, rem)):
-                continue
-            after = tuple(r - c for r, c in zip(rem, cand.vec))
-            for label, gain in options_of(cand):
+        i = ((rem & -rem).bit_length() - 1) // FIELD                 # lowest type still undecided
+        result = solve(rem - (1 << (FIELD * i)), state)               # one copy stays in hand
+        for cand, packed, options in by_first.get(i, ()):
+            after = _contains(rem, packed, guard)
+            if after is None:
+                continue                                              # not in what is left
+            for label, gain in options:
                 new_state = step(state, label, gain)
                 if new_state is None:
                     continue
@@ -393,7 +440,7 @@ def _search(start: tuple, candidates: list[_Candidate], options_of, step, is_goa
         memo[key] = result
         return result
 
-    return solve(start, initial)
+    return solve(_pack(start), initial)
 
 
 def _contract_search(rules, round_no, start, candidates):
@@ -418,7 +465,7 @@ def _contract_search(rules, round_no, start, candidates):
     def is_goal(state):
         return len(state[0]) >= threes and len(state[1]) >= fours
 
-    return _search(start, candidates, options_of, step, is_goal, ((), ()))
+    return _search(len(start), start, candidates, options_of, step, is_goal, ((), ()))
 
 
 def _points_search(rules, start, candidates):
@@ -435,7 +482,7 @@ def _points_search(rules, start, candidates):
     def is_goal(state):
         return state[0] == 0 and state[1]
 
-    return _search(start, candidates, options_of, step, is_goal, (need0, False))
+    return _search(len(start), start, candidates, options_of, step, is_goal, (need0, False))
 
 
 # ------------------------------------------------------------------------------------------------
