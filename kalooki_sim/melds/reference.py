@@ -1,7 +1,7 @@
 """Slow, obviously-correct reference for the meld semantics of ``docs/meld-semantics.md``.
 
 This module is the oracle that the compiled meld kernels are checked against, so it deliberately
-avoids every clever idea the kernels use (bitmasks, window tables, greedy set choice, bounds):
+avoids every clever idea the kernels use (window tables, greedy set choice, bounds, pruning):
 
 * the legality of one meld is decided by trying **every** meaning - every rank for a set, every
   (suit, interval) for a run, every placement of the aces and declared jokers - and checking each
@@ -10,7 +10,10 @@ avoids every clever idea the kernels use (bitmasks, window tables, greedy set ch
   is confirmed by the meld-legality check above, the generator only has to be complete), then
   searches every packing of disjoint candidates, memoised on the multiset of cards still undecided.
 
-Everything here is plain Python over card types (``kalooki_sim.cards``); nothing is compiled.
+Everything here is plain Python over card types (``kalooki_sim.cards``); nothing is compiled.  The
+only concessions to speed (the differential tests run it on tens of thousands of hands) are a
+per-variant memory of meld meanings and multisets packed into ints for the search (both tested in
+tests/test_melds_reference.py); neither changes what is searched.
 """
 
 from __future__ import annotations
@@ -81,6 +84,15 @@ def _positions_of(card_type: int) -> tuple[int, ...]:
 def _type_at(suit: int, pos: int) -> int:
     """The natural card type sitting at run position ``pos`` of ``suit``."""
     return make_type(suit, 0 if pos in (LOW_ACE, HIGH_ACE) else pos - 1)
+
+
+def _meld_list(melds) -> list[list[Card]]:
+    """Melds as a list of token lists / texts, or one text ``"[5H 6H 7H] [9C 9D 9S]"``."""
+    if isinstance(melds, str):
+        text = melds.replace("]", "[")
+        parts = [p for p in text.split("[") if p.strip()] if "[" in melds else [melds]
+        return [_cards(p) for p in parts]
+    return [_cards(m) for m in melds]
 
 
 def _fits_deck(rules, cards: Iterable[Card]) -> bool:
@@ -209,7 +221,7 @@ def ref_meld_value(rules, cards) -> int:
 
 def ref_opening_value(rules, melds) -> int:
     """Sum of the melds' values; ValueError for the first illegal meld or if together they exceed the deck."""
-    parsed = [_cards(m) for m in melds]
+    parsed = _meld_list(melds)
     total = 0
     for m in parsed:
         total += ref_meld_value(rules, m)
@@ -253,7 +265,7 @@ def ref_meets_contract(rules, round_no: int, melds) -> bool:
     if rules.opening_mode != "contract":
         raise ValueError(f"{rules.name}: variant has no contracts (opening_mode = {rules.opening_mode!r})")
     rules.contract(round_no)             # validates round_no
-    parsed = [_cards(m) for m in melds]
+    parsed = _meld_list(melds)
     if not _fits_deck(rules, [c for m in parsed for c in m]):
         return False
     label_options = [sorted({_contract_label(x) for x in ref_meanings(rules, m)}, key=repr) for m in parsed]
@@ -332,7 +344,7 @@ def _meanings_cache(rules) -> dict:
     """Per-variant memory of ``ref_meanings``: the same small melds recur in every hand, and the
     answer depends only on (rules, multiset)."""
     cache = _MEANINGS_CACHE.setdefault(rules, {})
-    if len(cache) > 500_000:
+    if len(cache) > 200_000:
         cache.clear()
     return cache
 

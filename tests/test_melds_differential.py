@@ -1,0 +1,237 @@
+"""Differential tests: the compiled meld engine (``kalooki_sim.melds``) against the slow reference.
+
+For every preset (and K40 with house variation V4) the public API must agree with
+``kalooki_sim.melds.reference`` on thousands of seeded random inputs built by ``kalooki_sim.testing``
+(hands around Caribbean contracts and points openings, joker-heavy and duplicate-heavy hands,
+legal and nearly-legal meld candidates):
+
+* ``best_lay_down``: the same minimum penalty (or both None), and the kernel's lay-down must itself be
+  valid per the reference (legal melds, melds + left == hand, penalty == penalty of left, contract met
+  or opening minimum reached);
+* ``is_legal_meld`` for every kind, ``meld_value``, ``opening_value``, ``meets_contract`` and
+  ``scoring.hand_penalty``.
+
+Each failure message prints the input and both answers.  The kernels are imported once at module
+level, so their compilation (or cache load) is shared by all tests of a worker.  Work is split into
+chunks so that ``pytest -n 2`` spreads it over both cores.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from kalooki_sim import load_rules
+from kalooki_sim import melds as M
+from kalooki_sim.melds.reference import (
+    ref_best_lay_down,
+    ref_hand_penalty,
+    ref_is_legal_meld,
+    ref_meets_contract,
+    ref_meld_value,
+    ref_opening_value,
+)
+from kalooki_sim.scoring import hand_penalty
+from kalooki_sim.testing import lay_down_problems, random_meld_candidate, random_test_hand
+
+PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american", "k40+v4"]
+N_HANDS = 5000            # per preset (Caribbean: spread evenly over the 9 rounds)
+N_MELDS = 5000            # per preset, each checked for every kind and for its value
+N_GROUPS = 1500           # per preset, meld groups for opening_value / meets_contract
+HAND_CHUNKS = 3           # chunks per preset so pytest-xdist can balance the load
+MAX_SHOWN = 8             # mismatches printed in full per failing test
+SEED = 20261130
+
+RULES = {p: load_rules(p) for p in PRESETS}
+
+
+def _rng(preset: str, purpose: str, chunk: int = 0) -> np.random.Generator:
+    """A fixed, process-independent seed per (preset, purpose, chunk)."""
+    return np.random.default_rng([SEED, zlib.crc32(preset.encode()), zlib.crc32(purpose.encode()), chunk])
+
+
+def _round_of(rules, i: int):
+    """Contract variants cycle through every round; points variants have none."""
+    return i % len(rules.contracts) + 1 if rules.opening_mode == "contract" else None
+
+
+def _report(failures: list[str], total: int, what: str) -> str:
+    shown = "\n\n".join(failures[:MAX_SHOWN])
+    more = f"\n\n... and {len(failures) - MAX_SHOWN} more" if len(failures) > MAX_SHOWN else ""
+    return f"{len(failures)} of {total} {what} disagree with the reference:\n\n{shown}{more}"
+
+
+def _answer(fn, *args):
+    """A function's result, or the exception it raised (so both sides can be compared and shown)."""
+    try:
+        return fn(*args)
+    except Exception as e:             # noqa: BLE001 - any crash of the kernel is a finding
+        return e
+
+
+def _same(a, b) -> bool:
+    """Equal results, or both raised ValueError."""
+    if isinstance(a, Exception) or isinstance(b, Exception):
+        return isinstance(a, ValueError) and isinstance(b, ValueError)
+    return a == b
+
+
+# ------------------------------------------------------------------------------------------------
+# best_lay_down and hand_penalty
+
+
+def _check_hand(rules, hand: list[str], round_no) -> str | None:
+    """None when kernel and reference agree on ``hand``, else a printable description."""
+    ref = ref_best_lay_down(rules, hand, round_no)
+    got = _answer(M.best_lay_down, rules, hand, round_no)
+    header = f"variant {rules.name}, round {round_no}, hand: {' '.join(hand)}"
+    ref_text = "None" if ref is None else f"penalty {ref[0]}: {ref[1]} left {ref[2]}"
+    got_text = repr(got) if got is None or isinstance(got, Exception) else f"penalty {got.penalty}: {got.melds} left {got.left}"
+    problems = []
+    if isinstance(got, Exception):
+        problems.append(f"kernel raised {got!r}")
+    elif (ref is None) != (got is None):
+        problems.append("one side finds a lay-down, the other does not")
+    elif got is not None:
+        if got.penalty != ref[0]:
+            problems.append(f"penalty {got.penalty} != reference {ref[0]}")
+        problems += lay_down_problems(rules, hand, round_no, got.melds, got.left, got.penalty)
+    penalty = _answer(hand_penalty, rules, hand)
+    if penalty != ref_hand_penalty(rules, hand):
+        problems.append(f"hand_penalty {penalty!r} != reference {ref_hand_penalty(rules, hand)}")
+    if not problems:
+        return None
+    return f"{header}\n  reference: {ref_text}\n  kernel:    {got_text}\n  problems:  {'; '.join(problems)}"
+
+
+@pytest.mark.parametrize("chunk", range(HAND_CHUNKS))
+@pytest.mark.parametrize("preset", PRESETS)
+def test_best_lay_down_matches_reference(preset, chunk):
+    rules = RULES[preset]
+    rng = _rng(preset, "hands", chunk)
+    lo, hi = chunk * N_HANDS // HAND_CHUNKS, (chunk + 1) * N_HANDS // HAND_CHUNKS
+    failures = []
+    for i in range(lo, hi):
+        round_no = _round_of(rules, i)
+        hand = random_test_hand(rules, rng, round_no=round_no)
+        found = _check_hand(rules, hand, round_no)
+        if found:
+            failures.append(found)
+    assert not failures, _report(failures, hi - lo, "hands")
+
+
+# ------------------------------------------------------------------------------------------------
+# Single melds: is_legal_meld (every kind) and meld_value
+
+
+def _check_meld(rules, meld: list[str]) -> str | None:
+    rows = []
+    for kind in (None, "set", "run"):
+        ref = ref_is_legal_meld(rules, meld, kind)
+        got = _answer(M.is_legal_meld, rules, meld, kind)
+        if got is not ref:
+            rows.append(f"is_legal_meld(kind={kind!r}): reference {ref}, kernel {got!r}")
+    ref_v = _answer(ref_meld_value, rules, meld)
+    got_v = _answer(M.meld_value, rules, meld)
+    if not _same(ref_v, got_v):
+        rows.append(f"meld_value: reference {ref_v!r}, kernel {got_v!r}")
+    if not rows:
+        return None
+    return f"variant {rules.name}, meld: [{' '.join(meld)}]\n  " + "\n  ".join(rows)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_meld_legality_and_value_match_reference(preset):
+    rules = RULES[preset]
+    rng = _rng(preset, "melds")
+    failures = [f for f in (_check_meld(rules, random_meld_candidate(rules, rng)) for _ in range(N_MELDS)) if f]
+    assert not failures, _report(failures, N_MELDS, "meld candidates")
+
+
+# ------------------------------------------------------------------------------------------------
+# Groups of melds: opening_value and meets_contract
+
+
+def _random_group(rules, rng, round_no) -> list[list[str]]:
+    """A meld group: mostly a real lay-down (from the reference) edited a little, else random melds.
+    Repeated melds make some groups exceed the deck."""
+    group: list[list[str]] = []
+    if rng.random() < 0.6:
+        found = ref_best_lay_down(rules, random_test_hand(rules, rng, round_no=round_no, family="target"), round_no)
+        if found is not None:
+            group = [list(m) for m in found[1]]
+    roll = rng.random()
+    if not group or roll < 0.2:
+        group = [random_meld_candidate(rules, rng) for _ in range(int(rng.integers(1, 5)))]
+    elif roll < 0.35:
+        group.pop(int(rng.integers(len(group))))
+    elif roll < 0.5:
+        group[int(rng.integers(len(group)))] = random_meld_candidate(rules, rng)
+    elif roll < 0.6:
+        group.append(random_meld_candidate(rules, rng))
+    elif roll < 0.65:
+        group.append(list(group[int(rng.integers(len(group)))]))
+    return group
+
+
+def _check_group(rules, group, round_no) -> str | None:
+    rows = []
+    ref_v = _answer(ref_opening_value, rules, group)
+    got_v = _answer(M.opening_value, rules, group)
+    if not _same(ref_v, got_v):
+        rows.append(f"opening_value: reference {ref_v!r}, kernel {got_v!r}")
+    if rules.opening_mode == "contract":
+        ref_c = ref_meets_contract(rules, round_no, group)
+        got_c = _answer(M.meets_contract, rules, round_no, group)
+        if got_c is not ref_c:
+            rows.append(f"meets_contract(round {round_no}): reference {ref_c}, kernel {got_c!r}")
+    if not rows:
+        return None
+    shown = " ".join("[" + " ".join(m) + "]" for m in group)
+    return f"variant {rules.name}, melds: {shown}\n  " + "\n  ".join(rows)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_meld_groups_match_reference(preset):
+    rules = RULES[preset]
+    rng = _rng(preset, "groups")
+    failures = []
+    for i in range(N_GROUPS):
+        round_no = _round_of(rules, i)
+        found = _check_group(rules, _random_group(rules, rng, round_no), round_no)
+        if found:
+            failures.append(found)
+    assert not failures, _report(failures, N_GROUPS, "meld groups")
+
+
+# ------------------------------------------------------------------------------------------------
+# Inputs the generators never produce
+
+
+DECK_OVERFLOW = {
+    # (preset, meld) pairs that use more copies than the deck holds: illegal for both sides.
+    "caribbean": ["5H 5H 5H", "KH KH KS KD KC JK JK JK JK JK"],
+    "k40": ["5H 6H JK JK JK", "JK JK JK 7S"],
+    "k51": ["5H 6H JK JK JK JK JK"],
+    "k101": ["QS QH QD JK JK JK"],
+    "na15": ["AS 2S 3S AS AS"],
+    "american": ["JK JK JK JK JK"],
+    "k40+v4": ["AH AH AH"],
+}
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_deck_overflow_melds_match_reference(preset):
+    rules = RULES[preset]
+    failures = [f for f in (_check_meld(rules, m.split()) for m in DECK_OVERFLOW[preset]) if f]
+    assert not failures, _report(failures, len(DECK_OVERFLOW[preset]), "overflowing melds")
+
+
+@pytest.mark.parametrize("preset", [p for p in PRESETS if RULES[p].opening_mode == "points"])
+def test_meets_contract_rejects_points_variants(preset):
+    with pytest.raises(ValueError):
+        ref_meets_contract(RULES[preset], 1, [["5H", "6H", "7H"]])
+    with pytest.raises(ValueError):
+        M.meets_contract(RULES[preset], 1, [["5H", "6H", "7H"]])
