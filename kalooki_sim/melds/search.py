@@ -79,6 +79,18 @@ def _pos_type(s, p):
 
 
 @njit
+def _natural_pos(r, pi, prm):
+    """Run position of a natural of rank index r in pass pi (0, 1), or -1: an ace is tried low
+    (pass 0) and high (pass 1) where the variant allows; other ranks have one position."""
+    if r == 0:
+        p = 1 if pi == 0 else 14
+        if (p == 1 and prm[P_LO_MIN] != 1) or (p == 14 and prm[P_HI_MAX] != 14):
+            return -1
+        return p
+    return r + 1 if pi == 0 else -1
+
+
+@njit
 def make_params(rv, round_idx):
     prm = np.zeros(N_PRM, dtype=np.int64)
     contract = rv[R_OPENING_MODE] == 0
@@ -391,13 +403,8 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
         for u in range(s * 13, s * 13 + 13):
             suit_total += pool[u]
         for pi in range(2):
-            if r == 0:
-                p = 1 if pi == 0 else 14
-                if (p == 1 and prm[P_LO_MIN] != 1) or (p == 14 and prm[P_HI_MAX] != 14):
-                    continue
-            elif pi == 0:
-                p = r + 1
-            else:
+            p = _natural_pos(r, pi, prm)
+            if p < 0:
                 continue
             avail = _avail_mask(t, s, p, pool, prm)
             # the furthest a run through p can reach on each side with the jokers in hand
@@ -600,13 +607,8 @@ def _meldable(hand, t, prm):
         return True
     w = prm[P_RUN_MIN]
     for pi in range(2):
-        if r == 0:
-            p = 1 if pi == 0 else 14
-            if (p == 1 and prm[P_LO_MIN] != 1) or (p == 14 and prm[P_HI_MAX] != 14):
-                continue
-        elif pi == 0:
-            p = r + 1
-        else:
+        p = _natural_pos(r, pi, prm)
+        if p < 0:
             continue
         for lo in range(max(prm[P_LO_MIN], p - w + 1), min(p, prm[P_HI_MAX] - w + 1) + 1):
             miss = 0
