@@ -1,0 +1,22 @@
+"""Compiled Caribbean Kalooki engine (RULES.md §2.1) and its readable Python layer.
+
+* ``core`` — numba kernels on plain arrays: ``start_game``, ``legal_mask``, ``check_action``,
+  ``step``, ``match_winners``, ``check_invariants``, ``random_playout``.
+* ``layout`` — array layout, phases, action ids, error codes.
+* ``state.State`` — the batched arrays; ``State.arrays()`` is the kernels' argument prefix.
+* ``game.Game`` — one game you can print, query and drive by action id or text.
+"""
+
+from .errors import IllegalActionError
+from .state import State
+
+__all__ = ["IllegalActionError", "State", "Game"]
+
+
+def __getattr__(name):
+    # game.py pulls in the text helpers; import lazily so `import kalooki_sim.engine.core` stays light
+    if name == "Game":
+        from .game import Game
+
+        return Game
+    raise AttributeError(name)

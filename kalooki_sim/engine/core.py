@@ -1,0 +1,1361 @@
+"""Compiled Caribbean Kalooki engine: deal, legal mask, step, scoring (RULES.md §2.1, §4, §5).
+
+Every kernel works on one game ``g`` of a batch held as plain arrays (layout in ``layout.py``), so
+a closed-loop simulator can run ``prange`` over games and call ``legal_mask``/``step`` per game
+without any Python objects.  All kernels share the argument prefix
+
+    gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g
+
+(``state.State.arrays()`` returns the first 13 in this order; ``rv`` is ``Rules.to_vector()``).
+
+Turn structure (one turn of the active player, phases ``PH_*``):
+
+1. **call window** (``PH_CALL``): the top discard is offered, in play order after the active
+   player, to each eligible player (not laid down, calls left, not the player who discarded it,
+   A41; the upcard has no discarder, A39).  The first ``call`` stops the window (one call per turn,
+   A9); everyone passing leads to the draw.  A player is only offered the call when it could be
+   resolved: a laid-down active player must allow, so if the stock cannot supply the caller's
+   extra card (A51) the call is not offered at all.
+2. **allow/deny** (``PH_ALLOW``): allow -> the caller takes the card and ``call_penalty_cards``
+   stock cards, his call counts; the active player then draws from the stock (A8).  Deny (only if
+   the active player has not laid down) -> the active player takes the card as his draw.
+3. **draw** (``PH_DRAW``): stock, or the top discard if the player has not laid down.
+4. **play** (``PH_PLAY``): lay down the contract (plan 0 = exact best lay-down from the meld
+   search), tack cards, move jokers in fours, then discard (no jokers; not the card just taken
+   from the pile unless another copy is held, A40/A53).  With nothing discardable the turn may
+   end without a discard (A15/A54).  An empty hand ends the hand at once (A3).
+
+The stock is rebuilt from the discards (all but the top card) when a draw needs it (A6); if
+nothing can be rebuilt the deal is void and replayed by the same dealer (A52) up to
+``max_void_replays`` times, after which the hand is scored as it stands with no winner.  A hand
+that reaches ``max_turns_per_hand`` is also scored as it stands, so no game can loop forever.
+
+Illegal actions return an error code (``layout.E_*``) and leave the state untouched: ``step``
+first runs ``check_action`` (the single definition of legality, also used by ``legal_mask``) and
+only then mutates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import njit
+from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
+from ..melds.search import best_lay_down_counts
+from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
+from ..rulevec import (
+    R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
+    R_ALLOW_DISCARD_JOKER, R_CALL_PENALTY_CARDS, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE,
+    R_CALLS_PER_TURN, R_COUNT_DENIED_CALLS, R_DEALER_ROTATION, R_DENY_REQUIRES_NOT_OPENED,
+    R_DISCARD_DRAW_AFTER_OPENING, R_DISCARD_DRAW_BEFORE_OPENING, R_DOWN_AND_OUT_MULTIPLIER,
+    R_FORBID_DISCARD_OF_TAKEN_DISCARD, R_GOING_OUT_REQUIRES_DISCARD, R_JOKER_SWAP,
+    R_JOKER_SWAP_FROM_RUN_END, R_JOKER_SWAP_REQUIRES_OPENED, R_KEEP_TOP_DISCARD_ON_RESHUFFLE,
+    R_LAYOFF_REQUIRES_OPENED, R_MAX_CALLS_PER_PLAYER, R_MAX_RESHUFFLES_PER_HAND,
+    R_MAX_TURNS_PER_HAND, R_MAX_VOID_REPLAYS, R_N_DECKS, R_N_HANDS, R_N_JOKERS, R_N_ROUNDS,
+    R_NEW_MELDS_AFTER_OPENING, R_OPENING_MIN_POINTS, R_OPENING_MODE,
+    R_PENALTY, R_PLAY_DIRECTION, R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_STOCK_EXHAUSTION, R_TIE_RULE, R_UPCARD,
+    ROUND_STRIDE,
+)
+from .layout import (
+    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
+    A_PASS, A_TACK, DECK_MAX, E_ACE_RULE, E_ADJACENT_JOKERS, E_AFTER_CALL_STOCK, E_ALREADY_LAID,
+    E_BAD_ACTION, E_CAN_DISCARD, E_CANNOT_ALLOW, E_CANNOT_DENY, E_DISCARD_DRAW, E_EMPTY_DISCARD,
+    E_GROWTH, E_HAND_EMPTY, E_JOKER_DISCARD, E_MUST_DISCARD, E_NO_CARD, E_NO_FREE_POS, E_NO_JOKER,
+    E_NO_MELD, E_NO_PLAN, E_NOT_ADJACENT, E_NOT_ELIGIBLE, E_NOT_LAID, E_PLAN_STALE, E_SET_FULL,
+    E_SWAP_DISABLED, E_SWAP_END, E_TABLE_FULL, E_TAKEN_DISCARD, E_TERMINAL, E_WRONG_PHASE,
+    E_WRONG_RANK, E_WRONG_SUIT, EV_NONE, EV_TURN_CAP, EV_VOID, EV_VOID_CAP, EV_WENT_OUT,
+    G_ACTIVE, G_AFTER_ALLOW, G_CALL_DONE, G_CALLER, G_DEAL_NO, G_DEALER, G_DISC_N, G_GAME_ID,
+    G_HAND_NO, G_HANDS_DONE, G_LAID_THIS_TURN, G_LAST_EVENT, G_LAST_HAND, G_N_MELDS, G_NP,
+    G_PHASE, G_RESHUFFLES, G_ROUND, G_SEED, G_STEPS, G_STOCK_N, G_TAKEN, G_TERMINAL, G_TO_ACT,
+    G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, G_VOIDS, H_MAX, JOKER, K_PLANS, L_MAX, M_MAX,
+    MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_ACTIONS,
+    N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_OVER, PH_PLAY, PLAN_MELDS, PLAN_REC, PS_CALLS,
+    PS_CALLS_BASE, PS_LAID, PS_TOTAL,
+)
+
+# RNG streams of one game (rng.rng_key(seed, game_id, stream)).  Deal d uses stream
+# d*STREAM_STRIDE, its k-th stock rebuild d*STREAM_STRIDE + 1 + k.  Streams from
+# STREAM_POLICY_BASE up are free for policies (random agents, exploration).
+STREAM_STRIDE = 1 << 16
+STREAM_DEALER = 1 << 40
+STREAM_POLICY_BASE = 1 << 41
+
+# plan record kinds of melds.search
+_K_SET = 0
+_K_RUN = 1
+_K_JSET = 2
+
+
+# ------------------------------------------------------------------------------------------------
+# small helpers
+
+
+@njit
+def _dir(rv):
+    """Seat step of the direction of play: "left" = next seat (+1)."""
+    return 1 if rv[R_PLAY_DIRECTION] == 0 else -1
+
+
+@njit
+def _seat_after(seat, k, n, d):
+    return ((seat + d * k) % n + n) % n
+
+
+@njit
+def _pos_type(s, q):
+    """Card type of run position q (1..14) in suit s."""
+    if q == 1 or q == 14:
+        return s * 13
+    return s * 13 + q - 1
+
+
+@njit
+def _hand_count(hands, g, p):
+    c = 0
+    for t in range(N_TYPES):
+        c += hands[g, p, t]
+    return c
+
+
+@njit
+def hand_penalty_of(hands, rv, g, p):
+    """Penalty of the cards player ``p`` holds (rules penalty table)."""
+    s = 0
+    for t in range(N_TYPES):
+        s += hands[g, p, t] * rv[R_PENALTY + t]
+    return s
+
+
+@njit
+def _rec_cards(plan, g, k, i):
+    kind = plan[g, k, i, 0]
+    if kind == _K_SET:
+        return plan[g, k, i, 2] + plan[g, k, i, 3] + plan[g, k, i, 4] + plan[g, k, i, 5] + plan[g, k, i, 6]
+    if kind == _K_RUN:
+        return plan[g, k, i, 3] - plan[g, k, i, 2] + 1
+    return plan[g, k, i, 6]
+
+
+# ------------------------------------------------------------------------------------------------
+# stock and discard pile
+
+
+@njit
+def _rebuild_permitted(gs, rv, g):
+    """May the stock be rebuilt now (stock_exhaustion, max_reshuffles_per_hand)?"""
+    if rv[R_STOCK_EXHAUSTION] == 2:          # void_immediately
+        return False
+    mx = rv[R_MAX_RESHUFFLES_PER_HAND]
+    if mx >= 0 and gs[g, G_RESHUFFLES] >= mx:
+        return False
+    return True
+
+
+@njit
+def _rebuild(gs, stock, disc, disc_by, rv, g, keep_top):
+    """Turn the discard pile (all but its top card if ``keep_top``) into a shuffled stock.
+
+    Called only when the stock is empty.  Returns False when rebuilding is not permitted or
+    there is nothing to rebuild from (the caller then voids the deal, A52).
+    """
+    if not _rebuild_permitted(gs, rv, g):
+        return False
+    n = gs[g, G_DISC_N]
+    k = n - 1 if keep_top else n
+    if k <= 0:
+        return False
+    for i in range(k):
+        stock[g, i] = disc[g, i]
+    if keep_top:
+        disc[g, 0] = disc[g, n - 1]
+        disc_by[g, 0] = disc_by[g, n - 1]
+        gs[g, G_DISC_N] = 1
+    else:
+        gs[g, G_DISC_N] = 0
+    key = rng_key(gs[g, G_SEED], gs[g, G_GAME_ID],
+                  gs[g, G_DEAL_NO] * STREAM_STRIDE + 1 + gs[g, G_RESHUFFLES])
+    shuffle_prefix(stock[g], k, key)
+    gs[g, G_STOCK_N] = k
+    gs[g, G_RESHUFFLES] += 1
+    gs[g, G_TOTAL_RESHUFFLES] += 1
+    return True
+
+
+@njit
+def _pop_stock(gs, stock, disc, disc_by, rv, g, keep_top):
+    """Top stock card (rebuilding the stock first if it is empty); -1 if none can be had."""
+    if gs[g, G_STOCK_N] == 0:
+        if not _rebuild(gs, stock, disc, disc_by, rv, g, keep_top):
+            return -1
+    n = gs[g, G_STOCK_N] - 1
+    gs[g, G_STOCK_N] = n
+    return np.int64(stock[g, n])
+
+
+# ------------------------------------------------------------------------------------------------
+# calls
+
+
+@njit
+def _allow_ok(gs, rv, g):
+    """Can the caller's extra stock cards be supplied (A51: rebuild from the pile minus the called card)?"""
+    need = rv[R_CALL_PENALTY_CARDS]
+    have = gs[g, G_STOCK_N]
+    if have >= need:
+        return True
+    if _rebuild_permitted(gs, rv, g) and have + gs[g, G_DISC_N] - 1 >= need:
+        return True
+    return False
+
+
+@njit
+def _deny_ok(gs, ps, rv, g):
+    if rv[R_DENY_REQUIRES_NOT_OPENED] == 1 and ps[g, gs[g, G_ACTIVE], PS_LAID] == 1:
+        return False
+    return True
+
+
+@njit
+def _caller_ok(gs, ps, disc_by, rv, g, seat):
+    """May ``seat`` call the top discard in this turn's call window?"""
+    if rv[R_CALLS_ENABLED] == 0 or rv[R_CALLS_PER_TURN] < 1:
+        return False
+    if gs[g, G_CALL_DONE] != 0:
+        return False
+    n = gs[g, G_DISC_N]
+    if n == 0:
+        return False
+    if seat < 0 or seat == gs[g, G_ACTIVE]:
+        return False
+    if ps[g, seat, PS_LAID] == 1:
+        return False
+    if ps[g, seat, PS_CALLS] >= rv[R_MAX_CALLS_PER_PLAYER]:
+        return False
+    if disc_by[g, n - 1] == seat:            # A41 / A55
+        return False
+    if not _deny_ok(gs, ps, rv, g) and not _allow_ok(gs, rv, g):
+        return False
+    return True
+
+
+@njit
+def _next_caller(gs, ps, disc_by, rv, g, offset):
+    """First eligible caller at play-order offset >= ``offset`` from the active player, else -1."""
+    n = gs[g, G_NP]
+    d = _dir(rv)
+    act = gs[g, G_ACTIVE]
+    for i in range(offset, n):
+        seat = _seat_after(act, i, n, d)
+        if _caller_ok(gs, ps, disc_by, rv, g, seat):
+            return seat
+    return -1
+
+
+# ------------------------------------------------------------------------------------------------
+# turn and hand flow
+
+
+@njit
+def _clear_plans(plan_n, g):
+    for k in range(K_PLANS):
+        plan_n[g, k, 0] = -1
+        plan_n[g, k, 1] = 0
+
+
+@njit
+def _start_turn(gs, ps, disc_by, plan_n, rv, g, seat):
+    gs[g, G_ACTIVE] = seat
+    gs[g, G_TAKEN] = -1
+    gs[g, G_CALLER] = -1
+    gs[g, G_CALL_DONE] = 0
+    gs[g, G_AFTER_ALLOW] = 0
+    gs[g, G_LAID_THIS_TURN] = 0
+    _clear_plans(plan_n, g)
+    c = _next_caller(gs, ps, disc_by, rv, g, 1)
+    if c >= 0:
+        gs[g, G_PHASE] = PH_CALL
+        gs[g, G_TO_ACT] = c
+    else:
+        gs[g, G_PHASE] = PH_DRAW
+        gs[g, G_TO_ACT] = seat
+
+
+@njit
+def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
+    """Fill the lay-down plans of the active player.
+
+    Before his lay-down: the exact best contract lay-down (none if the hand cannot meet the
+    contract).  After it: nothing, unless ``new_melds_after_opening`` — then the placement of new
+    melds (any legal threes/fours, no contract) that leaves the least penalty in hand.
+    """
+    _clear_plans(plan_n, g)
+    p = gs[g, G_ACTIVE]
+    laid = ps[g, p, PS_LAID] == 1
+    if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
+        return
+    hand = np.zeros(N_TYPES, dtype=np.int64)
+    for t in range(N_TYPES):
+        hand[t] = hands[g, p, t]
+    best_stack = np.zeros((PLAN_MELDS, PLAN_REC), dtype=np.int64)
+    best = np.zeros(4, dtype=np.int64)
+    rvx = rv.copy()                 # one (writable) specialisation of the search for both cases
+    if laid:
+        rvx[R_OPENING_MODE] = 1         # "points" with minimum 1: any melds at all
+        rvx[R_OPENING_MIN_POINTS] = 1
+    if best_lay_down_counts(hand, rvx, gs[g, G_ROUND], best_stack, best) < 0:
+        return
+    nm = best[1]
+    for i in range(nm):
+        for j in range(PLAN_REC):
+            plan[g, 0, i, j] = best_stack[i, j]
+    placed = 0
+    for i in range(nm):
+        placed += _rec_cards(plan, g, 0, i)
+    plan_n[g, 0, 0] = nm
+    plan_n[g, 0, 1] = placed
+
+
+@njit
+def _enter_play(gs, ps, hands, plan, plan_n, rv, g):
+    gs[g, G_PHASE] = PH_PLAY
+    gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
+    compute_plans(gs, ps, hands, plan, plan_n, rv, g)
+
+
+@njit
+def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, fresh):
+    """Shuffle and deal the current hand (G_HAND_NO, G_ROUND, G_DEALER, G_DEAL_NO are set).
+
+    ``fresh`` = first deal of this hand: calls are reset (scope "hand") or remembered (scope
+    "game") as the hand's base; a replay after a void restores the base, so calls made in a
+    voided deal do not count.
+    """
+    n = gs[g, G_NP]
+    d = _dir(rv)
+    for p in range(P_MAX):
+        if fresh:
+            if rv[R_CALLS_LIMIT_SCOPE] == 1:
+                ps[g, p, PS_CALLS] = 0
+            ps[g, p, PS_CALLS_BASE] = ps[g, p, PS_CALLS]
+        else:
+            ps[g, p, PS_CALLS] = ps[g, p, PS_CALLS_BASE]
+        ps[g, p, PS_LAID] = 0
+        for t in range(N_TYPES):
+            hands[g, p, t] = 0
+    gs[g, G_N_MELDS] = 0
+    for m in range(M_MAX):
+        for j in range(minfo.shape[2]):
+            minfo[g, m, j] = 0
+        for j in range(L_MAX):
+            mcards[g, m, j] = -1
+            mas[g, m, j] = -1
+    # the deck, shuffled with this deal's own stream
+    k = 0
+    for t in range(52):
+        for c in range(rv[R_N_DECKS]):
+            stock[g, k] = t
+            k += 1
+    for c in range(rv[R_N_JOKERS]):
+        stock[g, k] = JOKER
+        k += 1
+    for i in range(k, DECK_MAX):
+        stock[g, i] = -1
+        disc[g, i] = -1
+        disc_by[g, i] = -1
+    key = rng_key(gs[g, G_SEED], gs[g, G_GAME_ID], gs[g, G_DEAL_NO] * STREAM_STRIDE)
+    shuffle_prefix(stock[g], k, key)
+    # one card at a time, starting with the dealer's left neighbour
+    size = rv[R_ROUND_BASE + gs[g, G_ROUND] * ROUND_STRIDE + (n - 2)]
+    dealer = gs[g, G_DEALER]
+    for c in range(size):
+        for i in range(1, n + 1):
+            k -= 1
+            hands[g, _seat_after(dealer, i, n, d), stock[g, k]] += 1
+    gs[g, G_DISC_N] = 0
+    if rv[R_UPCARD] == 1:
+        k -= 1
+        disc[g, 0] = stock[g, k]
+        disc_by[g, 0] = -1
+        gs[g, G_DISC_N] = 1
+    gs[g, G_STOCK_N] = k
+    gs[g, G_RESHUFFLES] = 0
+    gs[g, G_TURN] = 0
+    _start_turn(gs, ps, disc_by, plan_n, rv, g, _seat_after(dealer, 1, n, d))
+
+
+@njit
+def _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g):
+    h = gs[g, G_HAND_NO] + 1
+    gs[g, G_HAND_NO] = h
+    if h > gs[g, G_LAST_HAND]:
+        gs[g, G_PHASE] = PH_OVER
+        gs[g, G_TERMINAL] = 1
+        gs[g, G_TO_ACT] = -1
+        _clear_plans(plan_n, g)
+        return
+    n = gs[g, G_NP]
+    rot = 1 if rv[R_DEALER_ROTATION] == 0 else -1
+    gs[g, G_DEALER] = _seat_after(gs[g, G_DEALER], 1, n, rot)
+    gs[g, G_ROUND] = h % rv[R_N_ROUNDS]
+    gs[g, G_VOIDS] = 0
+    gs[g, G_DEAL_NO] += 1
+    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
+
+
+@njit
+def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv,
+                 g, winner, event):
+    """Score the hand (winner 0, the others the penalty of their cards) and deal the next one.
+
+    ``winner = -1``: no winner (turn cap, void cap) — everyone scores his cards as they stand.
+    "Down and out" (the winner laid down in the turn he went out) multiplies the others' penalty
+    by ``down_and_out_multiplier``.
+    """
+    n = gs[g, G_NP]
+    h = gs[g, G_HAND_NO]
+    mult = 1
+    if winner >= 0 and gs[g, G_LAID_THIS_TURN] == 1:
+        mult = rv[R_DOWN_AND_OUT_MULTIPLIER]
+    for p in range(n):
+        pen = 0
+        if p != winner:
+            pen = hand_penalty_of(hands, rv, g, p) * mult
+        if h < H_MAX:
+            hscore[g, h, p] = pen
+        ps[g, p, PS_TOTAL] += pen
+    if h < H_MAX:
+        hwin[g, h] = winner
+    gs[g, G_LAST_EVENT] = event
+    gs[g, G_HANDS_DONE] += 1
+    _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g)
+
+
+@njit
+def _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g):
+    """Stock empty and nothing to rebuild (A52): replay the hand (same dealer and contract)."""
+    gs[g, G_VOIDS] += 1
+    gs[g, G_TOTAL_VOIDS] += 1
+    if gs[g, G_VOIDS] > rv[R_MAX_VOID_REPLAYS]:
+        _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
+                     rv, g, -1, EV_VOID_CAP)
+        return
+    gs[g, G_LAST_EVENT] = EV_VOID
+    gs[g, G_DEAL_NO] += 1
+    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, False)
+
+
+@njit
+def _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g):
+    gs[g, G_TURN] += 1
+    if gs[g, G_TURN] >= rv[R_MAX_TURNS_PER_HAND]:
+        _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
+                     rv, g, -1, EV_TURN_CAP)
+        return
+    n = gs[g, G_NP]
+    _start_turn(gs, ps, disc_by, plan_n, rv, g, _seat_after(gs[g, G_ACTIVE], 1, n, _dir(rv)))
+
+
+# ------------------------------------------------------------------------------------------------
+# table melds: where a card fits
+
+
+@njit
+def _pos_ok(q, lo, hi, rv):
+    """Error code for extending run [lo, hi] to position q (0 = fine)."""
+    if q < 1 or q > 14:
+        return E_NO_FREE_POS
+    if q == 14 and rv[R_ACE_HIGH] == 0:
+        return E_ACE_RULE
+    if q == 1 and rv[R_ACE_LOW] == 0:
+        return E_ACE_RULE
+    nlo = q if q < lo else lo
+    nhi = q if q > hi else hi
+    if nlo == 1 and nhi == 14 and rv[R_ALLOW_BOTH_ACES_IN_RUN] == 0:
+        return E_ACE_RULE
+    if nhi - nlo + 1 > run_max_len(rv):
+        return E_NO_FREE_POS
+    return 0
+
+
+@njit
+def _growth_ends(hi, rv):
+    """(high end open, low end open) under run_growth_rule (A12: an ace on top, natural or joker,
+    closes the high end and opens the low end)."""
+    if rv[R_RUN_GROWTH_RULE] == 1:
+        return hi != 14, hi == 14
+    return True, True
+
+
+@njit
+def _run_fit(minfo, mcards, rv, g, m, t):
+    """Position (1..14) where card type ``t`` would go on run ``m``, or minus an error code."""
+    s = minfo[g, m, MI_KEY]
+    lo = minfo[g, m, MI_LO]
+    hi = minfo[g, m, MI_HI]
+    up, down = _growth_ends(hi, rv)
+    if t == JOKER:
+        err = E_GROWTH
+        for side in range(2):
+            if side == 0:
+                if not up:
+                    continue
+                q = hi + 1
+                nb = hi
+            else:
+                if not down:
+                    continue
+                q = lo - 1
+                nb = lo
+            e = _pos_ok(q, lo, hi, rv)
+            if e != 0:
+                err = e
+                continue
+            if rv[R_RUN_ADJACENT_JOKERS] == 0 and mcards[g, m, nb] == JOKER:
+                err = E_ADJACENT_JOKERS
+                continue
+            return q
+        return -err
+    if t // 13 != s:
+        return -E_WRONG_SUIT
+    r = t % 13
+    err = E_NOT_ADJACENT
+    for c in range(2):
+        if r == 0:
+            q = 1 if c == 0 else 14
+        elif c == 0:
+            q = r + 1
+        else:
+            break
+        if q == hi + 1:
+            if not up:
+                err = E_GROWTH
+                continue
+        elif q == lo - 1:
+            if not down:
+                err = E_GROWTH
+                continue
+        else:
+            continue
+        e = _pos_ok(q, lo, hi, rv)
+        if e != 0:
+            err = e
+            continue
+        return q
+    return -err
+
+
+@njit
+def _set_fit(minfo, mas, rv, g, m, t):
+    """Slot where card type ``t`` would go on set ``m``, or minus an error code."""
+    n = minfo[g, m, MI_LEN]
+    if minfo[g, m, MI_KIND] == MK_JSET:
+        if t != JOKER:
+            return -E_WRONG_RANK
+        if n >= 4:
+            return -E_SET_FULL
+        return n
+    if rv[R_SET_MAX_SIZE] >= 0 and n >= rv[R_SET_MAX_SIZE]:
+        return -E_SET_FULL
+    if n >= L_MAX:
+        return -E_SET_FULL
+    if t != JOKER and t % 13 != minfo[g, m, MI_KEY]:
+        return -E_WRONG_RANK
+    if rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
+        if n >= 4:
+            return -E_SET_FULL
+        if t != JOKER:
+            for i in range(n):
+                if mas[g, m, i] // 13 == t // 13:
+                    return -E_WRONG_SUIT
+    return n
+
+
+@njit
+def _set_joker_meaning(minfo, mas, g, m):
+    """The natural a joker added to set ``m`` stands for: the set's rank, least-held suit."""
+    cnt = np.zeros(4, dtype=np.int64)
+    for i in range(minfo[g, m, MI_LEN]):
+        x = mas[g, m, i]
+        if x >= 0:
+            cnt[x // 13] += 1
+    s = 0
+    for k in range(1, 4):
+        if cnt[k] < cnt[s]:
+            s = k
+    return s * 13 + minfo[g, m, MI_KEY]
+
+
+@njit
+def _move_target(minfo, mcards, rv, g, m, p):
+    """Where the joker at position ``p`` of run ``m`` goes when its natural replaces it: the
+    growth end of the same four (A12 iv).  Minus an error code if it cannot move."""
+    lo = minfo[g, m, MI_LO]
+    hi = minfo[g, m, MI_HI]
+    up, down = _growth_ends(hi, rv)
+    err = E_NO_FREE_POS
+    for side in range(2):
+        if side == 0:
+            if not up:
+                continue
+            q = hi + 1
+        else:
+            if not down:
+                continue
+            q = lo - 1
+        e = _pos_ok(q, lo, hi, rv)
+        if e != 0:
+            err = e
+            continue
+        if rv[R_RUN_ADJACENT_JOKERS] == 0:
+            nb = q - 1 if q > hi else q + 1
+            if nb != p and mcards[g, m, nb] == JOKER:
+                err = E_ADJACENT_JOKERS
+                continue
+        return q
+    return -err
+
+
+# ------------------------------------------------------------------------------------------------
+# legality
+
+
+@njit
+def _discard_err(gs, hands, rv, g, p, t):
+    if hands[g, p, t] <= 0:
+        return E_NO_CARD
+    if t == JOKER and rv[R_ALLOW_DISCARD_JOKER] == 0:
+        return E_JOKER_DISCARD
+    if rv[R_FORBID_DISCARD_OF_TAKEN_DISCARD] == 1 and gs[g, G_TAKEN] == t and hands[g, p, t] < 2:
+        return E_TAKEN_DISCARD
+    return 0
+
+
+@njit
+def _has_discard(gs, hands, rv, g, p):
+    for t in range(N_TYPES):
+        if hands[g, p, t] > 0 and _discard_err(gs, hands, rv, g, p, t) == 0:
+            return True
+    return False
+
+
+@njit
+def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                 rv, g, a):
+    """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure."""
+    if gs[g, G_TERMINAL] != 0:
+        return E_TERMINAL
+    if a < 0 or a >= N_ACTIONS:
+        return E_BAD_ACTION
+    ph = gs[g, G_PHASE]
+    act = gs[g, G_ACTIVE]
+    if a == A_PASS or a == A_CALL:
+        if ph != PH_CALL:
+            return E_WRONG_PHASE
+        if a == A_CALL and not _caller_ok(gs, ps, disc_by, rv, g, gs[g, G_TO_ACT]):
+            return E_NOT_ELIGIBLE
+        return 0
+    if a == A_ALLOW:
+        if ph != PH_ALLOW:
+            return E_WRONG_PHASE
+        return 0 if _allow_ok(gs, rv, g) else E_CANNOT_ALLOW
+    if a == A_DENY:
+        if ph != PH_ALLOW:
+            return E_WRONG_PHASE
+        return 0 if _deny_ok(gs, ps, rv, g) else E_CANNOT_DENY
+    if a == A_DRAW_STOCK:
+        return 0 if ph == PH_DRAW else E_WRONG_PHASE
+    if a == A_DRAW_DISCARD:
+        if ph != PH_DRAW:
+            return E_WRONG_PHASE
+        if gs[g, G_DISC_N] == 0:
+            return E_EMPTY_DISCARD
+        if ps[g, act, PS_LAID] == 1:
+            mode = rv[R_DISCARD_DRAW_AFTER_OPENING]
+        else:
+            mode = rv[R_DISCARD_DRAW_BEFORE_OPENING]
+        if mode != 0:                        # only "any" is implemented; others forbid
+            return E_DISCARD_DRAW
+        if gs[g, G_AFTER_ALLOW] == 1 and rv[R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS] == 0:
+            return E_AFTER_CALL_STOCK
+        return 0
+    if ph != PH_PLAY:
+        return E_WRONG_PHASE
+    p = act
+    ncards = _hand_count(hands, g, p)
+    if ncards == 0:
+        return E_HAND_EMPTY
+    last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
+    if a == A_END_TURN:
+        if _has_discard(gs, hands, rv, g, p):
+            return E_CAN_DISCARD
+        return 0
+    if a < A_DISCARD:                                    # lay down plan k
+        k = a - A_LAY
+        if ps[g, p, PS_LAID] == 1 and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
+            return E_ALREADY_LAID
+        if plan_n[g, k, 0] < 0:
+            return E_NO_PLAN
+        if gs[g, G_N_MELDS] + plan_n[g, k, 0] > M_MAX:
+            return E_TABLE_FULL
+        if last_card_needs_discard and plan_n[g, k, 1] >= ncards:
+            return E_MUST_DISCARD
+        return 0
+    if a < A_TACK:                                       # discard
+        return _discard_err(gs, hands, rv, g, p, a - A_DISCARD)
+    if a < A_MOVE:                                       # tack t on m
+        m = (a - A_TACK) // N_TYPES
+        t = (a - A_TACK) % N_TYPES
+        if rv[R_LAYOFF_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
+            return E_NOT_LAID
+        if hands[g, p, t] <= 0:
+            return E_NO_CARD
+        if m >= gs[g, G_N_MELDS]:
+            return E_NO_MELD
+        if last_card_needs_discard and ncards == 1:
+            return E_MUST_DISCARD
+        if minfo[g, m, MI_KIND] == MK_RUN:
+            q = _run_fit(minfo, mcards, rv, g, m, t)
+        else:
+            q = _set_fit(minfo, mas, rv, g, m, t)
+        return -q if q < 0 else 0
+    # move joker at position q of run m
+    m = (a - A_MOVE) // 15
+    q = (a - A_MOVE) % 15
+    if rv[R_JOKER_SWAP] != 1:
+        return E_SWAP_DISABLED
+    if rv[R_JOKER_SWAP_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
+        return E_NOT_LAID
+    if m >= gs[g, G_N_MELDS]:
+        return E_NO_MELD
+    if minfo[g, m, MI_KIND] != MK_RUN:
+        return E_SWAP_DISABLED
+    lo = minfo[g, m, MI_LO]
+    hi = minfo[g, m, MI_HI]
+    if q < lo or q > hi or mcards[g, m, q] != JOKER:
+        return E_NO_JOKER
+    if rv[R_JOKER_SWAP_FROM_RUN_END] == 0 and (q == lo or q == hi):
+        return E_SWAP_END
+    nat = _pos_type(minfo[g, m, MI_KEY], q)
+    if hands[g, p, nat] <= 0:
+        return E_NO_CARD
+    if last_card_needs_discard and ncards == 1:
+        return E_MUST_DISCARD
+    dest = _move_target(minfo, mcards, rv, g, m, q)
+    return -dest if dest < 0 else 0
+
+
+@njit
+def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+               rv, g, out):
+    """Write the legal actions of game ``g`` into ``out`` (bool[N_ACTIONS]); return their number.
+
+    Empty only when the game is terminal.  Only plausible candidates are tested (cards held,
+    melds on the table), each with ``check_action``, so mask and step can never disagree.
+    """
+    for a in range(N_ACTIONS):
+        out[a] = False
+    if gs[g, G_TERMINAL] != 0:
+        return 0
+    cnt = 0
+    ph = gs[g, G_PHASE]
+    if ph == PH_CALL:
+        lo_a = A_PASS
+        hi_a = A_CALL
+    elif ph == PH_ALLOW:
+        lo_a = A_ALLOW
+        hi_a = A_DENY
+    elif ph == PH_DRAW:
+        lo_a = A_DRAW_STOCK
+        hi_a = A_DRAW_DISCARD
+    else:
+        lo_a = 1
+        hi_a = 0
+    for a in range(lo_a, hi_a + 1):
+        if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                        hwin, rv, g, a) == 0:
+            out[a] = True
+            cnt += 1
+    if ph != PH_PLAY:
+        return cnt
+    p = gs[g, G_ACTIVE]
+    cands = np.empty(N_ACTIONS, dtype=np.int64)
+    nc = 0
+    cands[nc] = A_END_TURN
+    nc += 1
+    for k in range(K_PLANS):
+        cands[nc] = A_LAY + k
+        nc += 1
+    nm = gs[g, G_N_MELDS]
+    for t in range(N_TYPES):
+        if hands[g, p, t] > 0:
+            cands[nc] = A_DISCARD + t
+            nc += 1
+            if ps[g, p, PS_LAID] == 1:
+                for m in range(nm):
+                    cands[nc] = A_TACK + m * N_TYPES + t
+                    nc += 1
+    if ps[g, p, PS_LAID] == 1:
+        for m in range(nm):
+            if minfo[g, m, MI_KIND] == MK_RUN and minfo[g, m, MI_NJ] > 0:
+                for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
+                    if mcards[g, m, q] == JOKER:
+                        cands[nc] = A_MOVE + m * 15 + q
+                        nc += 1
+    for i in range(nc):
+        a = cands[i]
+        if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                        hwin, rv, g, a) == 0:
+            out[a] = True
+            cnt += 1
+    return cnt
+
+
+# ------------------------------------------------------------------------------------------------
+# applying actions
+
+
+@njit
+def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
+    """Put plan ``k`` on the table as new melds owned by the active player."""
+    p = gs[g, G_ACTIVE]
+    taken = gs[g, G_TAKEN]
+    for i in range(plan_n[g, k, 0]):
+        m = gs[g, G_N_MELDS]
+        kind = plan[g, k, i, 0]
+        for j in range(L_MAX):
+            mcards[g, m, j] = -1
+            mas[g, m, j] = -1
+        minfo[g, m, MI_OWNER] = p
+        if kind == _K_RUN:
+            s = plan[g, k, i, 1]
+            lo = plan[g, k, i, 2]
+            hi = plan[g, k, i, 3]
+            jmask = plan[g, k, i, 4]
+            nj = 0
+            for q in range(lo, hi + 1):
+                typ = _pos_type(s, q)
+                mas[g, m, q] = typ
+                if (jmask >> q) & 1:
+                    mcards[g, m, q] = JOKER
+                    hands[g, p, JOKER] -= 1
+                    nj += 1
+                else:
+                    mcards[g, m, q] = typ
+                    hands[g, p, typ] -= 1
+                    if typ == taken:
+                        gs[g, G_TAKEN] = -1
+            minfo[g, m, MI_KIND] = MK_RUN
+            minfo[g, m, MI_KEY] = s
+            minfo[g, m, MI_LO] = lo
+            minfo[g, m, MI_HI] = hi
+            minfo[g, m, MI_LEN] = hi - lo + 1
+            minfo[g, m, MI_NJ] = nj
+        elif kind == _K_SET:
+            r = plan[g, k, i, 1]
+            n = 0
+            for s in range(4):
+                typ = s * 13 + r
+                for c in range(plan[g, k, i, 2 + s]):
+                    mcards[g, m, n] = typ
+                    mas[g, m, n] = typ
+                    hands[g, p, typ] -= 1
+                    if typ == taken:
+                        gs[g, G_TAKEN] = -1
+                    n += 1
+            minfo[g, m, MI_KIND] = MK_SET
+            minfo[g, m, MI_KEY] = r
+            minfo[g, m, MI_LO] = 0
+            minfo[g, m, MI_LEN] = n
+            nj = plan[g, k, i, 6]
+            for c in range(nj):
+                mas[g, m, n] = _set_joker_meaning(minfo, mas, g, m)
+                mcards[g, m, n] = JOKER
+                hands[g, p, JOKER] -= 1
+                n += 1
+                minfo[g, m, MI_LEN] = n
+            minfo[g, m, MI_HI] = n - 1
+            minfo[g, m, MI_NJ] = nj
+        else:
+            nj = plan[g, k, i, 6]
+            for c in range(nj):
+                mcards[g, m, c] = JOKER
+                hands[g, p, JOKER] -= 1
+            minfo[g, m, MI_KIND] = MK_JSET
+            minfo[g, m, MI_KEY] = -1
+            minfo[g, m, MI_LO] = 0
+            minfo[g, m, MI_HI] = nj - 1
+            minfo[g, m, MI_LEN] = nj
+            minfo[g, m, MI_NJ] = nj
+        gs[g, G_N_MELDS] = m + 1
+    if ps[g, p, PS_LAID] == 0:
+        ps[g, p, PS_LAID] = 1
+        gs[g, G_LAID_THIS_TURN] = 1
+    _clear_plans(plan_n, g)
+
+
+@njit
+def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a):
+    """Apply action ``a`` to game ``g``.  Returns 0, or an ``E_*`` code (state unchanged)."""
+    err = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                       hwin, rv, g, a)
+    if err != 0:
+        return err
+    gs[g, G_STEPS] += 1
+    gs[g, G_LAST_EVENT] = EV_NONE
+    act = gs[g, G_ACTIVE]
+    n = gs[g, G_NP]
+    d = _dir(rv)
+    if a == A_PASS:
+        off = ((gs[g, G_TO_ACT] - act) * d % n + n) % n
+        c = _next_caller(gs, ps, disc_by, rv, g, off + 1)
+        if c >= 0:
+            gs[g, G_TO_ACT] = c
+        else:
+            gs[g, G_PHASE] = PH_DRAW
+            gs[g, G_TO_ACT] = act
+    elif a == A_CALL:
+        gs[g, G_CALLER] = gs[g, G_TO_ACT]
+        gs[g, G_PHASE] = PH_ALLOW
+        gs[g, G_TO_ACT] = act
+    elif a == A_ALLOW:
+        c = gs[g, G_CALLER]
+        top = gs[g, G_DISC_N] - 1
+        hands[g, c, disc[g, top]] += 1
+        disc[g, top] = -1
+        disc_by[g, top] = -1
+        gs[g, G_DISC_N] = top
+        for i in range(rv[R_CALL_PENALTY_CARDS]):
+            x = _pop_stock(gs, stock, disc, disc_by, rv, g, False)
+            if x >= 0:
+                hands[g, c, x] += 1
+        ps[g, c, PS_CALLS] += 1
+        gs[g, G_CALL_DONE] = 1
+        gs[g, G_AFTER_ALLOW] = 1
+        gs[g, G_CALLER] = -1
+        gs[g, G_PHASE] = PH_DRAW
+        gs[g, G_TO_ACT] = act
+    elif a == A_DENY:
+        c = gs[g, G_CALLER]
+        top = gs[g, G_DISC_N] - 1
+        t = np.int64(disc[g, top])
+        hands[g, act, t] += 1
+        disc[g, top] = -1
+        disc_by[g, top] = -1
+        gs[g, G_DISC_N] = top
+        gs[g, G_TAKEN] = t
+        if rv[R_COUNT_DENIED_CALLS] == 1:
+            ps[g, c, PS_CALLS] += 1
+        gs[g, G_CALL_DONE] = 1
+        gs[g, G_CALLER] = -1
+        _enter_play(gs, ps, hands, plan, plan_n, rv, g)
+    elif a == A_DRAW_STOCK:
+        x = _pop_stock(gs, stock, disc, disc_by, rv, g, rv[R_KEEP_TOP_DISCARD_ON_RESHUFFLE] == 1)
+        if x < 0:
+            _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
+            return 0
+        hands[g, act, x] += 1
+        _enter_play(gs, ps, hands, plan, plan_n, rv, g)
+    elif a == A_DRAW_DISCARD:
+        top = gs[g, G_DISC_N] - 1
+        t = np.int64(disc[g, top])
+        hands[g, act, t] += 1
+        disc[g, top] = -1
+        disc_by[g, top] = -1
+        gs[g, G_DISC_N] = top
+        gs[g, G_TAKEN] = t
+        _enter_play(gs, ps, hands, plan, plan_n, rv, g)
+    elif a == A_END_TURN:
+        _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
+    else:
+        if a < A_DISCARD:
+            _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, a - A_LAY)
+        elif a < A_TACK:
+            t = a - A_DISCARD
+            hands[g, act, t] -= 1
+            k = gs[g, G_DISC_N]
+            disc[g, k] = t
+            disc_by[g, k] = act
+            gs[g, G_DISC_N] = k + 1
+            if _hand_count(hands, g, act) > 0:
+                _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore,
+                          hwin, rv, g)
+                return 0
+        elif a < A_MOVE:
+            m = (a - A_TACK) // N_TYPES
+            t = (a - A_TACK) % N_TYPES
+            if minfo[g, m, MI_KIND] == MK_RUN:
+                q = _run_fit(minfo, mcards, rv, g, m, t)
+                mcards[g, m, q] = t
+                mas[g, m, q] = _pos_type(minfo[g, m, MI_KEY], q)
+                if q < minfo[g, m, MI_LO]:
+                    minfo[g, m, MI_LO] = q
+                if q > minfo[g, m, MI_HI]:
+                    minfo[g, m, MI_HI] = q
+            else:
+                q = _set_fit(minfo, mas, rv, g, m, t)
+                if t == JOKER:
+                    mas[g, m, q] = _set_joker_meaning(minfo, mas, g, m) if minfo[g, m, MI_KIND] == MK_SET else -1
+                else:
+                    mas[g, m, q] = t
+                mcards[g, m, q] = t
+                minfo[g, m, MI_HI] = q
+            minfo[g, m, MI_LEN] += 1
+            if t == JOKER:
+                minfo[g, m, MI_NJ] += 1
+            hands[g, act, t] -= 1
+            if t == gs[g, G_TAKEN]:
+                gs[g, G_TAKEN] = -1
+        else:
+            m = (a - A_MOVE) // 15
+            q = (a - A_MOVE) % 15
+            dest = _move_target(minfo, mcards, rv, g, m, q)
+            nat = _pos_type(minfo[g, m, MI_KEY], q)
+            mcards[g, m, q] = nat
+            hands[g, act, nat] -= 1
+            mcards[g, m, dest] = JOKER
+            mas[g, m, dest] = _pos_type(minfo[g, m, MI_KEY], dest)
+            if dest < minfo[g, m, MI_LO]:
+                minfo[g, m, MI_LO] = dest
+            if dest > minfo[g, m, MI_HI]:
+                minfo[g, m, MI_HI] = dest
+            minfo[g, m, MI_LEN] += 1
+            if nat == gs[g, G_TAKEN]:
+                gs[g, G_TAKEN] = -1
+        if _hand_count(hands, g, act) == 0:              # went out (A3)
+            _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
+                         rv, g, act, EV_WENT_OUT)
+        elif rv[R_NEW_MELDS_AFTER_OPENING] == 1:
+            compute_plans(gs, ps, hands, plan, plan_n, rv, g)   # the hand changed: new plans
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# starting games
+
+
+@njit
+def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+               g, n_players, dealer, seed, game_id, n_hands):
+    """Reset row ``g`` to a new match and deal its first hand.
+
+    ``dealer < 0`` draws the first dealer from the game's own RNG stream; ``n_hands <= 0`` plays
+    the rules' ``n_hands`` (Caribbean: 9).  Deterministic in (rules, n_players, dealer, seed,
+    game_id) only.
+    """
+    for j in range(gs.shape[1]):
+        gs[g, j] = 0
+    for p in range(P_MAX):
+        for j in range(ps.shape[2]):
+            ps[g, p, j] = 0
+    for h in range(H_MAX):
+        hwin[g, h] = -1
+        for p in range(P_MAX):
+            hscore[g, h, p] = 0
+    gs[g, G_NP] = n_players
+    gs[g, G_SEED] = seed
+    gs[g, G_GAME_ID] = game_id
+    if dealer < 0:
+        dealer = rng_below(rng_key(seed, game_id, STREAM_DEALER), 0, n_players)
+    gs[g, G_DEALER] = dealer
+    if n_hands <= 0:
+        n_hands = rv[R_N_HANDS]
+    gs[g, G_LAST_HAND] = n_hands - 1
+    gs[g, G_HAND_NO] = 0
+    gs[g, G_ROUND] = 0
+    gs[g, G_TAKEN] = -1
+    gs[g, G_CALLER] = -1
+    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
+
+
+@njit
+def deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+              g, hand_no, dealer):
+    """Deal hand ``hand_no`` (0-based; its round is ``hand_no % n_rounds``) of an already started
+    game with the given dealer, as a fresh hand.  For per-round studies and tests; the normal
+    flow deals every hand by itself."""
+    gs[g, G_HAND_NO] = hand_no
+    gs[g, G_ROUND] = hand_no % rv[R_N_ROUNDS]
+    if gs[g, G_LAST_HAND] < hand_no:
+        gs[g, G_LAST_HAND] = hand_no
+    gs[g, G_DEALER] = dealer
+    gs[g, G_VOIDS] = 0
+    gs[g, G_TERMINAL] = 0
+    gs[g, G_DEAL_NO] += 1
+    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
+
+
+@njit
+def start_games(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                n_players, dealers, seeds, game_ids, n_hands):
+    """``start_game`` for every row (dealers/seeds/game_ids are int64[B])."""
+    for g in range(gs.shape[0]):
+        start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                   rv, g, n_players, dealers[g], seeds[g], game_ids[g], n_hands)
+
+
+@njit
+def resume(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+    """Recompute the derived parts of a hand-built position (``Game.from_text``).
+
+    Call window with ``G_TO_ACT < 0``: find the first eligible caller (or go to the draw).
+    Play phase: compute the lay-down plans.
+    """
+    ph = gs[g, G_PHASE]
+    if ph == PH_CALL and gs[g, G_TO_ACT] < 0:
+        c = _next_caller(gs, ps, disc_by, rv, g, 1)
+        if c >= 0:
+            gs[g, G_TO_ACT] = c
+        else:
+            gs[g, G_PHASE] = PH_DRAW
+            gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
+    elif ph == PH_PLAY:
+        gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
+        compute_plans(gs, ps, hands, plan, plan_n, rv, g)
+    elif ph == PH_DRAW or ph == PH_ALLOW:
+        gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
+
+
+# ------------------------------------------------------------------------------------------------
+# match result
+
+
+@njit
+def match_winners(gs, ps, hscore, hwin, rv, g, out):
+    """Mark the match winners of game ``g`` in ``out`` (bool[P_MAX]); return how many.
+
+    Lowest total wins; ties per ``tie_rule``: 0 "shared" (A14), 1 fewest points in the last
+    hand, 2 most hands won (a tie that the rule cannot break stays shared).
+    """
+    n = gs[g, G_NP]
+    best = ps[g, 0, PS_TOTAL]
+    for p in range(n):
+        if ps[g, p, PS_TOTAL] < best:
+            best = ps[g, p, PS_TOTAL]
+    for p in range(P_MAX):
+        out[p] = p < n and ps[g, p, PS_TOTAL] == best
+    rule = rv[R_TIE_RULE]
+    last = gs[g, G_HANDS_DONE] - 1
+    if last >= H_MAX:
+        last = H_MAX - 1
+    if rule != 0 and last >= 0:
+        key = np.zeros(P_MAX, dtype=np.int64)
+        for p in range(n):
+            if rule == 1:
+                key[p] = hscore[g, last, p]
+            else:
+                w = 0
+                for h in range(last + 1):
+                    if hwin[g, h] == p:
+                        w += 1
+                key[p] = -w
+        kbest = 1 << 62
+        for p in range(n):
+            if out[p] and key[p] < kbest:
+                kbest = key[p]
+        for p in range(n):
+            if out[p] and key[p] != kbest:
+                out[p] = False
+    c = 0
+    for p in range(n):
+        if out[p]:
+            c += 1
+    return c
+
+
+# ------------------------------------------------------------------------------------------------
+# invariants (tests, simulator self-checks)
+
+INV_OK = 0
+INV_DECK_EXCEEDED = 1
+INV_CONSERVATION = 2
+INV_MELD_ILLEGAL = 3
+INV_MELD_LAYOUT = 4
+INV_CALLS = 5
+INV_MASK_EMPTY = 6
+INV_NEGATIVE = 7
+INV_TURN_CAP = 8
+INV_MELD_OF_UNLAID = 9
+
+
+@njit
+def meld_value_of(minfo, mcards, mas, rv, g, m):
+    """Legality of table meld ``m`` through the meld kernel (-1 = illegal), jokers declared."""
+    nat = np.zeros(52, dtype=np.int64)
+    ndecl = 0
+    kind = minfo[g, m, MI_KIND]
+    if kind == MK_RUN:
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+    else:
+        lo = 0
+        hi = minfo[g, m, MI_LEN] - 1
+    decl = np.zeros(hi - lo + 1, dtype=np.int64)
+    nfree = 0
+    for q in range(lo, hi + 1):
+        c = mcards[g, m, q]
+        if c == JOKER:
+            if mas[g, m, q] >= 0:
+                decl[ndecl] = mas[g, m, q]
+                ndecl += 1
+            else:
+                nfree += 1
+        elif c >= 0:
+            nat[c] += 1
+    return meld_best_value(nat, nfree, decl[:ndecl], rv, KIND_RUN if kind == MK_RUN else KIND_SET)
+
+
+@njit
+def check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                     rv, g, full_deck, mask):
+    """0 if game ``g`` is consistent, else an ``INV_*`` code.
+
+    Checks: no card type more often than the deck holds (and, with ``full_deck``, every card of
+    the deck is in exactly one place: hands, stock, pile, table); every table meld is legal with
+    its declared jokers and laid out consistently; calls within the limit; the legal mask is
+    non-empty unless terminal; the turn counter below the cap.
+    """
+    cnt = np.zeros(N_TYPES, dtype=np.int64)
+    n = gs[g, G_NP]
+    for p in range(P_MAX):
+        for t in range(N_TYPES):
+            if hands[g, p, t] < 0:
+                return INV_NEGATIVE
+            cnt[t] += hands[g, p, t]
+    for i in range(gs[g, G_STOCK_N]):
+        cnt[stock[g, i]] += 1
+    for i in range(gs[g, G_DISC_N]):
+        cnt[disc[g, i]] += 1
+    for m in range(gs[g, G_N_MELDS]):
+        kind = minfo[g, m, MI_KIND]
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        if hi - lo + 1 != minfo[g, m, MI_LEN]:
+            return INV_MELD_LAYOUT
+        nj = 0
+        for q in range(lo, hi + 1):
+            c = mcards[g, m, q]
+            if c < 0:
+                return INV_MELD_LAYOUT
+            if kind == MK_RUN and mas[g, m, q] != _pos_type(minfo[g, m, MI_KEY], q):
+                return INV_MELD_LAYOUT
+            if c != JOKER and mas[g, m, q] != c:
+                return INV_MELD_LAYOUT
+            if c == JOKER:
+                nj += 1
+            cnt[c] += 1
+        if nj != minfo[g, m, MI_NJ]:
+            return INV_MELD_LAYOUT
+        if ps[g, minfo[g, m, MI_OWNER], PS_LAID] != 1:
+            return INV_MELD_OF_UNLAID
+        if kind != MK_JSET and meld_value_of(minfo, mcards, mas, rv, g, m) < 0:
+            return INV_MELD_ILLEGAL
+    for t in range(52):
+        if cnt[t] > rv[R_N_DECKS] or (full_deck and cnt[t] != rv[R_N_DECKS]):
+            return INV_CONSERVATION if full_deck else INV_DECK_EXCEEDED
+    if cnt[JOKER] > rv[R_N_JOKERS] or (full_deck and cnt[JOKER] != rv[R_N_JOKERS]):
+        return INV_CONSERVATION if full_deck else INV_DECK_EXCEEDED
+    for p in range(n):
+        if ps[g, p, PS_CALLS] > rv[R_MAX_CALLS_PER_PLAYER]:
+            return INV_CALLS
+    if gs[g, G_TURN] >= rv[R_MAX_TURNS_PER_HAND] and gs[g, G_TERMINAL] == 0:
+        return INV_TURN_CAP
+    k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                   rv, g, mask)
+    if k == 0 and gs[g, G_TERMINAL] == 0:
+        return INV_MASK_EMPTY
+    return INV_OK
+
+
+@njit
+def mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                    g, mask):
+    """-1 if ``legal_mask`` agrees with ``check_action`` on every action id, else the first id
+    where they differ (the mask only tests candidates, so this guards its candidate lists)."""
+    legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+               g, mask)
+    for a in range(N_ACTIONS):
+        ok = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                          hwin, rv, g, a) == 0
+        if ok != mask[a]:
+            return a
+    return -1
+
+
+@njit
+def may_call(gs, ps, disc_by, rv, g, seat):
+    """Could ``seat`` call the top discard in this turn's call window (eligibility only)?"""
+    return _caller_ok(gs, ps, disc_by, rv, g, seat)
+
+
+@njit
+def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, policy_seed, max_steps, check, stats, bias=0.0):
+    """Play game ``g`` with uniformly random legal actions until terminal (or ``max_steps``).
+
+    ``bias > 0`` makes the player lay down / tack / move a joker with that probability whenever
+    such an action is legal (uniformly among them), so that hands actually end by going out and
+    the table fills up; ``bias = 0`` is the plain uniform random policy.
+
+    Randomness: stream ``STREAM_POLICY_BASE`` of (policy_seed, game_id).  With ``check >= 1`` the
+    invariants are verified after every step; ``check >= 2`` also compares the mask with
+    ``check_action`` on every action id (slow).  ``stats`` (int64[8]) accumulates: steps, lay-downs,
+    tacks, joker moves, allowed calls, denied calls, hands won by going out, invariant failures.
+    Returns 0, or ``1000 + INV_*`` / ``2000 + E_*`` at the first failure.
+    """
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    ids = np.zeros(N_ACTIONS, dtype=np.int64)
+    key = rng_key(policy_seed, gs[g, G_GAME_ID], STREAM_POLICY_BASE)
+    c = 0
+    for it in range(max_steps):
+        k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                       rv, g, mask)
+        if k == 0:
+            return 0
+        j = 0
+        for a in range(N_ACTIONS):
+            if mask[a]:
+                ids[j] = a
+                j += 1
+        a = ids[rng_below(key, c, k)]
+        c += 1
+        if bias > 0.0:
+            npg = 0
+            for i in range(k):
+                b = ids[i]
+                if (b >= A_LAY and b < A_DISCARD) or b >= A_TACK:
+                    ids[npg] = b          # compacting in place keeps ids[i..] intact (npg <= i)
+                    npg += 1
+            if npg > 0 and rng_uniform(key, c) < bias:
+                a = ids[rng_below(key, c + 1, npg)]
+            c += 2
+        hd = gs[g, G_HANDS_DONE]
+        e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a)
+        if e != 0:
+            return 2000 + e
+        stats[0] += 1
+        if a >= A_LAY and a < A_DISCARD:
+            stats[1] += 1
+        elif a >= A_TACK and a < A_MOVE:
+            stats[2] += 1
+        elif a >= A_MOVE:
+            stats[3] += 1
+        elif a == A_ALLOW:
+            stats[4] += 1
+        elif a == A_DENY:
+            stats[5] += 1
+        if gs[g, G_HANDS_DONE] > hd and gs[g, G_LAST_EVENT] == EV_WENT_OUT:
+            stats[6] += 1
+        if check >= 1:
+            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                 hscore, hwin, rv, g, True, mask)
+            if r != 0:
+                stats[7] += 1
+                return 1000 + r
+        if check >= 2:
+            bad = mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                  hscore, hwin, rv, g, mask)
+            if bad >= 0:
+                stats[7] += 1
+                return 3000 + bad
+    return 0

@@ -1,0 +1,680 @@
+"""A readable, single-game front end of the compiled engine: print it, ask it, drive it by text.
+
+``Game`` wraps a one-row ``State`` and the kernels of ``core``.  Seats are 0-based in code and
+shown as ``P1``.. ``Pn`` in text (RULES.md §6.9 numbering); table melds are numbered from 1 in
+text.  Action texts::
+
+    pass | call | allow | deny | draw stock | draw discard | end turn
+    lay down [5H 6H 7H 8H] [KC KD JK=KH]      (plan 0, the exact best lay-down)
+    tack 9H on 3 | tack JK on 1
+    move joker in 2   (or "move joker JK=6H in 2" when the four holds several jokers)
+    discard 7C
+
+``Game.from_text`` builds a position from the same notation so rule tests read like the rule::
+
+    round: 1
+    active: P1
+    phase: play
+    P1: 4C 4D 4H 8S 8S 8D QH QC JK 5D
+    P2: 7H 7S 9C | laid, calls=1
+    table: P2 [5H JK=6H 7H 8H], P3 [KC KD JK=KH]
+    discard: 3C 9D          (bottom -> top)
+    discard_by: P4          (who threw the top card; "none" = the upcard)
+    stock: 2C rest          (top first; "rest" = every card not placed elsewhere, shuffled)
+
+Other keys: ``players``, ``dealer``, ``hand`` (1-based hand of the match), ``last_hand``,
+``to_act`` (call phase), ``caller`` (allow phase), ``taken`` (play phase), ``seed``,
+``after_allow`` (play/draw after an allowed call), ``turn``.  Player flags after ``|``: ``laid``,
+``calls=N``, ``total=N``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..cards import JOKER, parse_cards, type_text
+from ..melds import is_legal_meld
+from ..melds.api import decode_melds
+from ..rules import Rules, load_rules
+from . import core
+from . import layout as L
+from .errors import IllegalActionError
+from .state import State
+
+__all__ = ["Game", "check_supported", "action_text", "parse_action"]
+
+
+# ------------------------------------------------------------------------------------------------
+# rules this engine implements
+
+
+def check_supported(rules: Rules) -> None:
+    """Raise ``NotImplementedError`` for knob values the Caribbean engine core does not implement.
+
+    The engine reads every Caribbean knob from the rules vector; knobs that only make sense for
+    the Kalooki 40 family (points openings, table manipulation, lay-off limits, ...) are refused
+    here instead of being silently ignored.
+    """
+    problems = []
+    if rules.opening_mode != "contract":
+        problems.append("opening_mode must be 'contract' (points variants are not implemented yet)")
+    if rules.table_manipulation:
+        problems.append("table_manipulation")
+    if rules.joker_swap == "retrieve":
+        problems.append("joker_swap = 'retrieve'")
+    if rules.set_joker_swap != "never":
+        problems.append("set_joker_swap other than 'never'")
+    for k in ("discard_draw_before_opening", "discard_draw_after_opening"):
+        if getattr(rules, k) not in ("any", "never"):
+            problems.append(f"{k} = {getattr(rules, k)!r}")
+    if rules.layoff_max_per_run_end_per_turn is not None or rules.layoff_max_per_run_per_turn is not None:
+        problems.append("lay-off limits per turn")
+    if rules.call_priority != "play_order_after_active":
+        problems.append("call_priority = 'random'")
+    if rules.dealer_may_swap_upcard or rules.cut_joker_to_cutter:
+        problems.append("American deal options")
+    if rules.kalooki_enabled:
+        problems.append("kalooki_enabled")
+    if problems:
+        raise NotImplementedError(f"{rules.name}: the engine does not implement: " + "; ".join(problems))
+
+
+# ------------------------------------------------------------------------------------------------
+# text helpers
+
+
+def _seat_text(p: int) -> str:
+    return f"P{p + 1}" if p >= 0 else "none"
+
+
+def _parse_seat(tok: str) -> int:
+    t = tok.strip().upper()
+    if t in ("NONE", "-", "-1"):
+        return -1
+    m = re.fullmatch(r"P?(\d+)", t)
+    if not m:
+        raise ValueError(f"cannot parse seat {tok!r} (write P1, P2, ...)")
+    return int(m.group(1)) - 1
+
+
+def _sorted_types(counts) -> list[int]:
+    return [t for t in range(L.N_TYPES) for _ in range(int(counts[t]))]
+
+
+def _cards_text(counts) -> str:
+    return " ".join(type_text(t) for t in _sorted_types(counts)) or "-"
+
+
+def _meld_tokens(st: State, g: int, m: int) -> list[str]:
+    kind = int(st.minfo[g, m, L.MI_KIND])
+    if kind == L.MK_RUN:
+        lo, hi = int(st.minfo[g, m, L.MI_LO]), int(st.minfo[g, m, L.MI_HI])
+        rng = range(lo, hi + 1)
+    else:
+        rng = range(int(st.minfo[g, m, L.MI_LEN]))
+    out = []
+    for q in rng:
+        c, a = int(st.mcards[g, m, q]), int(st.mas[g, m, q])
+        if c == JOKER:
+            out.append(f"JK={type_text(a)}" if a >= 0 else "JK")
+        else:
+            out.append(type_text(c))
+    return out
+
+
+def action_text(st: State, g: int, a: int) -> str:
+    """Text of action id ``a`` in game ``g`` (lay-down and joker texts depend on the position)."""
+    a = int(a)
+    fixed = {L.A_PASS: "pass", L.A_CALL: "call", L.A_ALLOW: "allow", L.A_DENY: "deny",
+             L.A_DRAW_STOCK: "draw stock", L.A_DRAW_DISCARD: "draw discard", L.A_END_TURN: "end turn"}
+    if a in fixed:
+        return fixed[a]
+    if not 0 <= a < L.N_ACTIONS:
+        return f"<bad action {a}>"
+    if a < L.A_DISCARD:
+        k = a - L.A_LAY
+        head = "lay down" if k == 0 else f"lay down plan {k + 1}"
+        nm = int(st.plan_n[g, k, 0])
+        if nm < 0:
+            return head
+        melds = decode_melds(st.plan[g, k], nm)
+        return head + " " + " ".join("[" + " ".join(m) + "]" for m in melds)
+    if a < L.A_TACK:
+        return f"discard {type_text(a - L.A_DISCARD)}"
+    if a < L.A_MOVE:
+        m, t = divmod(a - L.A_TACK, L.N_TYPES)
+        return f"tack {type_text(t)} on {m + 1}"
+    m, q = divmod(a - L.A_MOVE, 15)
+    if m < st.gs[g, L.G_N_MELDS] and st.minfo[g, m, L.MI_NJ] > 1 and st.minfo[g, m, L.MI_KIND] == L.MK_RUN:
+        return f"move joker JK={type_text(core._pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
+    return f"move joker in {m + 1}"
+
+
+def _strip_jokers(melds) -> list[tuple]:
+    out = []
+    for m in melds:
+        out.append(tuple(sorted("JK" if tok.upper().startswith("JK") else tok.upper() for tok in m)))
+    return sorted(out)
+
+
+def parse_action(st: State, g: int, text: str, rv=None) -> int:
+    """Action id of an action text (see the module docstring).  ``ValueError`` if unparsable.
+
+    ``rv`` (the rules vector) lets "move joker in N" pick the one legal joker move of a four
+    that holds several jokers.
+    """
+    s = " ".join(str(text).strip().lower().split())
+    simple = {"pass": L.A_PASS, "call": L.A_CALL, "allow": L.A_ALLOW, "deny": L.A_DENY,
+              "draw stock": L.A_DRAW_STOCK, "draw discard": L.A_DRAW_DISCARD, "end turn": L.A_END_TURN,
+              "draw": L.A_DRAW_STOCK}
+    if s in simple:
+        return simple[s]
+    if s.startswith("lay down") or s.startswith("lay "):
+        m = re.match(r"lay( down)?( plan (\d+))?\s*(.*)$", s)
+        k = int(m.group(3)) - 1 if m.group(3) else 0
+        if not 0 <= k < L.K_PLANS:
+            raise ValueError(f"no lay-down plan {k + 1} (plans 1..{L.K_PLANS})")
+        rest = m.group(4).strip()
+        if rest:
+            want = [p.split() for p in re.findall(r"\[([^\]]*)\]", rest)]
+            nm = int(st.plan_n[g, k, 0])
+            have = decode_melds(st.plan[g, k], nm) if nm >= 0 else None
+            if have is None or _strip_jokers(want) != _strip_jokers(have):
+                offered = action_text(st, g, L.A_LAY + k)
+                raise _NotOffered(f"only the exact best lay-down is offered ({offered!r})")
+        return L.A_LAY + k
+    m = re.fullmatch(r"discard (\S+)", s)
+    if m:
+        return L.A_DISCARD + parse_cards([m.group(1)])[0].type
+    m = re.fullmatch(r"tack (\S+) on (\d+)", s)
+    if m:
+        t = parse_cards([m.group(1)])[0].type
+        mi = int(m.group(2)) - 1
+        if not 0 <= mi < L.M_MAX:
+            raise ValueError(f"no table meld {mi + 1}")
+        return L.A_TACK + mi * L.N_TYPES + t
+    m = re.fullmatch(r"(?:move|swap) joker(?: (\S+))? in (\d+)", s)
+    if m:
+        mi = int(m.group(2)) - 1
+        if not 0 <= mi < L.M_MAX:
+            raise ValueError(f"no table meld {mi + 1}")
+        if m.group(1):
+            tok = m.group(1)
+            c = parse_cards([tok])[0]
+            nat = c.as_type if c.type == JOKER else c.type
+            if nat < 0:
+                raise ValueError(f"say which joker: 'move joker JK=6H in {mi + 1}'")
+            if mi >= st.gs[g, L.G_N_MELDS] or st.minfo[g, mi, L.MI_KIND] != L.MK_RUN:
+                return L.A_MOVE + mi * 15
+            s_ = int(st.minfo[g, mi, L.MI_KEY])
+            if nat // 13 != s_:
+                raise ValueError(f"{tok} is not in the suit of meld {mi + 1}")
+            r = nat % 13
+            if r == 0:
+                hi = int(st.minfo[g, mi, L.MI_HI])
+                q = 14 if hi == 14 and st.mcards[g, mi, 14] == JOKER else 1
+            else:
+                q = r + 1
+            return L.A_MOVE + mi * 15 + q
+        # the only joker of that four (or the first one whose move is legal)
+        cands = []
+        if mi < st.gs[g, L.G_N_MELDS] and st.minfo[g, mi, L.MI_KIND] == L.MK_RUN:
+            for q in range(int(st.minfo[g, mi, L.MI_LO]), int(st.minfo[g, mi, L.MI_HI]) + 1):
+                if st.mcards[g, mi, q] == JOKER:
+                    cands.append(L.A_MOVE + mi * 15 + q)
+        if not cands:
+            return L.A_MOVE + mi * 15            # rejected by the engine with its reason
+        legal = [] if rv is None else [a for a in cands if core.check_action(*st.arrays(), rv, g, a) == 0]
+        return legal[0] if len(legal) == 1 else cands[0]
+    raise ValueError(f"cannot parse action {text!r}")
+
+
+class _NotOffered(ValueError):
+    pass
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+class Game:
+    """One Caribbean Kalooki match (or a single hand built with ``from_text``).
+
+    ``Game(rules="caribbean", n_players=4, seed=0, game_id=0, dealer=None, n_hands=None)``
+    deals the first hand.  ``apply`` takes an action id or text; ``legal_actions()`` lists ids,
+    ``action_text(id)`` names them.  ``str(game)`` shows the whole position.
+    """
+
+    def __init__(self, rules="caribbean", n_players: int = 4, seed: int = 0, game_id: int = 0,
+                 dealer: int | None = None, n_hands: int | None = None, _deal: bool = True):
+        self.rules = rules if isinstance(rules, Rules) else load_rules(rules)
+        check_supported(self.rules)
+        if not self.rules.players_min <= n_players <= self.rules.players_max:
+            raise ValueError(f"{self.rules.name} is played by {self.rules.players_min}.."
+                             f"{self.rules.players_max} players, not {n_players}")
+        self.rv = self.rules.to_vector()
+        self.state = State.empty(1)
+        self.history: list[tuple[int, str]] = []
+        self._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        if _deal:
+            core.start_game(*self.state.arrays(), self.rv, 0, n_players,
+                            -1 if dealer is None else dealer, seed, game_id,
+                            0 if n_hands is None else n_hands)
+
+    # ---- queries
+    @property
+    def g(self) -> int:
+        return 0
+
+    def _gs(self, k: int) -> int:
+        return int(self.state.gs[0, k])
+
+    @property
+    def n_players(self) -> int:
+        return self._gs(L.G_NP)
+
+    @property
+    def phase(self) -> str:
+        return L.PHASE_NAMES[self._gs(L.G_PHASE)]
+
+    @property
+    def current_player(self) -> int:
+        """Seat whose turn it is (0-based)."""
+        return self._gs(L.G_ACTIVE)
+
+    @property
+    def to_act(self) -> int:
+        """Seat that chooses the next action (a caller in the call window), -1 when over."""
+        return self._gs(L.G_TO_ACT)
+
+    @property
+    def terminal(self) -> bool:
+        return self._gs(L.G_TERMINAL) == 1
+
+    @property
+    def last_event(self) -> str:
+        return L.EVENT_NAMES[self._gs(L.G_LAST_EVENT)]
+
+    def hand(self, p: int) -> list[str]:
+        return [type_text(t) for t in _sorted_types(self.state.hands[0, p])]
+
+    def hand_counts(self, p: int) -> np.ndarray:
+        return self.state.hands[0, p].astype(np.int64)
+
+    @property
+    def table(self) -> list[tuple[int, list[str]]]:
+        """(owner seat, tokens) of each table meld; runs low -> high, jokers declared."""
+        return [(int(self.state.minfo[0, m, L.MI_OWNER]), _meld_tokens(self.state, 0, m))
+                for m in range(self._gs(L.G_N_MELDS))]
+
+    @property
+    def discard_pile(self) -> list[str]:
+        return [type_text(int(t)) for t in self.state.disc[0, :self._gs(L.G_DISC_N)]]
+
+    @property
+    def stock(self) -> list[str]:
+        """Stock cards, top first."""
+        n = self._gs(L.G_STOCK_N)
+        return [type_text(int(t)) for t in self.state.stock[0, :n][::-1]]
+
+    @property
+    def laid_down(self) -> list[bool]:
+        return [bool(x) for x in self.state.ps[0, :self.n_players, L.PS_LAID]]
+
+    @property
+    def calls_used(self) -> list[int]:
+        return [int(x) for x in self.state.ps[0, :self.n_players, L.PS_CALLS]]
+
+    @property
+    def totals(self) -> list[int]:
+        return [int(x) for x in self.state.ps[0, :self.n_players, L.PS_TOTAL]]
+
+    @property
+    def hand_scores(self) -> list[list[int]]:
+        """Penalties scored in each finished hand of the match."""
+        n = min(self._gs(L.G_HANDS_DONE), L.H_MAX)
+        first = self._gs(L.G_HAND_NO) - self._gs(L.G_HANDS_DONE)
+        return [[int(x) for x in self.state.hscore[0, h, :self.n_players]]
+                for h in range(max(first, 0), max(first, 0) + n)]
+
+    @property
+    def hand_winners(self) -> list[int]:
+        n = min(self._gs(L.G_HANDS_DONE), L.H_MAX)
+        first = max(self._gs(L.G_HAND_NO) - self._gs(L.G_HANDS_DONE), 0)
+        return [int(self.state.hwin[0, h]) for h in range(first, first + n)]
+
+    def winners(self) -> list[int]:
+        """Seats with the lowest total (ties per tie_rule; shared by default, A14)."""
+        out = np.zeros(L.P_MAX, dtype=np.bool_)
+        core.match_winners(self.state.gs, self.state.ps, self.state.hscore, self.state.hwin, self.rv, 0, out)
+        return [p for p in range(self.n_players) if out[p]]
+
+    def may_call(self, p: int) -> bool:
+        """Is seat ``p`` eligible to call the top discard in this turn's call window?"""
+        return bool(core.may_call(self.state.gs, self.state.ps, self.state.disc_by, self.rv, 0, p))
+
+    def legal_mask(self) -> np.ndarray:
+        core.legal_mask(*self.state.arrays(), self.rv, 0, self._mask)
+        return self._mask.copy()
+
+    def legal_actions(self) -> list[int]:
+        return [int(a) for a in np.flatnonzero(self.legal_mask())]
+
+    def legal_action_texts(self) -> list[str]:
+        return [self.action_text(a) for a in self.legal_actions()]
+
+    def action_text(self, action: int) -> str:
+        return action_text(self.state, 0, action)
+
+    def action_id(self, text: str) -> int:
+        try:
+            return parse_action(self.state, 0, text, self.rv)
+        except _NotOffered as e:
+            raise IllegalActionError(text, L.E_NO_PLAN, str(e)) from None
+        except ValueError as e:
+            raise IllegalActionError(text, L.E_BAD_ACTION, str(e)) from None
+
+    def check(self, action) -> int:
+        """Engine error code of an action (0 = legal) without applying it."""
+        a = self.action_id(action) if isinstance(action, str) else int(action)
+        return int(core.check_action(*self.state.arrays(), self.rv, 0, a))
+
+    def apply(self, action) -> "Game":
+        """Apply an action id or text.  ``IllegalActionError`` (state unchanged) if illegal."""
+        if isinstance(action, str):
+            a = self.action_id(action)
+            shown = action
+        else:
+            a = int(action)
+            shown = None
+        text = self.action_text(a) if 0 <= a < L.N_ACTIONS else str(action)
+        who = self.to_act
+        err = int(core.step(*self.state.arrays(), self.rv, 0, a))
+        if err:
+            raise IllegalActionError(action, err, text=shown or text)
+        self.history.append((who, text))
+        return self
+
+    def play(self, *actions) -> "Game":
+        for a in actions:
+            self.apply(a)
+        return self
+
+    def invariants(self, full_deck: bool = True) -> int:
+        """0 or the first failing ``core.INV_*`` code."""
+        return int(core.check_invariants(*self.state.arrays(), self.rv, 0, full_deck,
+                                         np.zeros(L.N_ACTIONS, dtype=np.bool_)))
+
+    def copy(self) -> "Game":
+        other = Game.__new__(Game)
+        other.rules, other.rv = self.rules, self.rv
+        other.state = self.state.copy()
+        other.history = list(self.history)
+        other._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        return other
+
+    # ---- rendering
+    def __str__(self) -> str:
+        st, n = self.state, self.n_players
+        h = self._gs(L.G_HAND_NO)
+        r = self._gs(L.G_ROUND)
+        lines = []
+        if self.terminal:
+            lines.append(f"{self.rules.name}: match over after {self._gs(L.G_HANDS_DONE)} hand(s)")
+        else:
+            threes, fours = self.rules.contracts[r]
+            lines.append(f"{self.rules.name}: hand {h + 1}, round {r + 1} "
+                         f"(contract {threes} three(s) + {fours} four(s)), dealer {_seat_text(self._gs(L.G_DEALER))}, "
+                         f"turn {self._gs(L.G_TURN)}")
+            extra = ""
+            if self.phase == "allow":
+                extra = f", {_seat_text(self._gs(L.G_CALLER))} calls"
+            if self._gs(L.G_TAKEN) >= 0:
+                extra += f", taken {type_text(self._gs(L.G_TAKEN))}"
+            lines.append(f"phase: {self.phase}, active {_seat_text(self.current_player)}, "
+                         f"to act {_seat_text(self.to_act)}{extra}")
+        for p in range(n):
+            flags = ["laid" if st.ps[0, p, L.PS_LAID] else "not laid",
+                     f"calls={int(st.ps[0, p, L.PS_CALLS])}", f"total={int(st.ps[0, p, L.PS_TOTAL])}"]
+            cards = _cards_text(st.hands[0, p])
+            lines.append(f"P{p + 1}: {cards} | {', '.join(flags)}")
+        if self.table:
+            lines.append("table:")
+            for m, (owner, toks) in enumerate(self.table):
+                kind = "four" if st.minfo[0, m, L.MI_KIND] == L.MK_RUN else "three"
+                lines.append(f"  {m + 1}: {_seat_text(owner)} {kind} [{' '.join(toks)}]")
+        pile = self.discard_pile
+        if pile:
+            by = int(st.disc_by[0, len(pile) - 1])
+            lines.append(f"discard: {' '.join(pile)} (top {pile[-1]}, thrown by {_seat_text(by)})")
+        else:
+            lines.append("discard: -")
+        lines.append(f"stock: {self._gs(L.G_STOCK_N)} cards")
+        done = self.hand_scores
+        if done:
+            lines.append("scores: " + "; ".join(f"[{' '.join(map(str, s))}]" for s in done)
+                         + f" -> totals {' '.join(map(str, self.totals))}")
+        if self.terminal:
+            lines.append("winner(s): " + " ".join(_seat_text(p) for p in self.winners()))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    # ---- building positions from text
+    @classmethod
+    def from_text(cls, text: str, rules="caribbean") -> "Game":
+        """Build a single-hand position from text (format: module docstring).
+
+        The match ends after this hand unless ``last_hand`` says otherwise.  Raises ``ValueError``
+        for malformed text, an illegal table meld, or more copies of a card than the deck holds.
+        """
+        rules = rules if isinstance(rules, Rules) else load_rules(rules)
+        kv: dict[str, str] = {}
+        players: dict[int, str] = {}
+        tables: list[str] = []
+        for raw in text.strip().splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if ":" not in line:
+                raise ValueError(f"cannot parse line {raw!r} (expected 'key: value')")
+            key, val = (x.strip() for x in line.split(":", 1))
+            k = key.lower()
+            if re.fullmatch(r"p\d+", k):
+                players[int(k[1:]) - 1] = val
+            elif k == "table":
+                tables.append(val)
+            else:
+                kv[k] = val
+        seats = [int(x) for x in re.findall(r"\bP(\d+)\b", text, re.I)]
+        n = int(kv.get("players", max([rules.players_min] + seats)))
+        game = cls(rules, n_players=n, _deal=False)
+        st = game.state
+        gs, ps = st.gs[0], st.ps[0]
+        rv = game.rv
+        gs[L.G_NP] = n
+        gs[L.G_SEED] = int(kv.get("seed", 0))
+        rnd = int(kv.get("round", 1)) - 1
+        if not 0 <= rnd < rules.n_rounds:
+            raise ValueError(f"round {rnd + 1} is not in 1..{rules.n_rounds}")
+        hand_no = int(kv.get("hand", rnd + 1)) - 1
+        if hand_no % rules.n_rounds != rnd:
+            raise ValueError(f"hand {hand_no + 1} is played with round {hand_no % rules.n_rounds + 1}, not {rnd + 1}")
+        gs[L.G_HAND_NO] = hand_no
+        gs[L.G_ROUND] = rnd
+        gs[L.G_LAST_HAND] = int(kv.get("last_hand", hand_no + 1)) - 1
+        gs[L.G_DEAL_NO] = 0
+        gs[L.G_TURN] = int(kv.get("turn", 0))
+        active = _parse_seat(kv.get("active", kv.get("current", "P1")))
+        gs[L.G_ACTIVE] = active
+        d = 1 if rules.play_direction == "left" else -1
+        gs[L.G_DEALER] = _parse_seat(kv["dealer"]) if "dealer" in kv else (active - d) % n
+        used = np.zeros(L.N_TYPES, dtype=np.int64)
+
+        def take(cards, where):
+            for c in cards:
+                used[c.type] += 1
+                cap = rules.n_jokers if c.type == JOKER else rules.n_decks
+                if used[c.type] > cap:
+                    raise ValueError(f"{where}: more copies of {type_text(c.type)} than the deck holds")
+
+        for p, val in players.items():
+            cards_part, _, flags = val.partition("|")
+            cards = [] if cards_part.strip() in ("", "-") else parse_cards(cards_part)
+            take(cards, f"P{p + 1}")
+            for c in cards:
+                st.hands[0, p, c.type] += 1
+            for f in (x.strip().lower() for x in flags.replace(",", " ").split()):
+                if f in ("laid", "laid_down", "down"):
+                    ps[p, L.PS_LAID] = 1
+                elif f.startswith("calls="):
+                    ps[p, L.PS_CALLS] = int(f[6:])
+                    ps[p, L.PS_CALLS_BASE] = int(f[6:])
+                elif f.startswith("total="):
+                    ps[p, L.PS_TOTAL] = int(f[6:])
+                elif f in ("not", "not_laid", "-"):
+                    pass
+                else:
+                    raise ValueError(f"P{p + 1}: unknown flag {f!r} (laid, calls=N, total=N)")
+        m = 0
+        for val in tables:
+            for owner_tok, body in re.findall(r"(P\d+)?\s*(?:four|three|run|set)?\s*\[([^\]]*)\]", val, re.I):
+                owner = _parse_seat(owner_tok) if owner_tok else 0
+                toks = body.split()
+                cards = parse_cards(toks)
+                take(cards, f"table meld {m + 1}")
+                _place_meld(game, m, owner, toks)
+                ps[owner, L.PS_LAID] = 1
+                m += 1
+        gs[L.G_N_MELDS] = m
+        pile = parse_cards(kv.get("discard", "")) if kv.get("discard", "-").strip() not in ("", "-") else []
+        take(pile, "discard")
+        for i, c in enumerate(pile):
+            st.disc[0, i] = c.type
+            st.disc_by[0, i] = -1
+        gs[L.G_DISC_N] = len(pile)
+        if pile:
+            by = _parse_seat(kv["discard_by"]) if "discard_by" in kv else (active - d) % n
+            st.disc_by[0, len(pile) - 1] = by
+        stock_toks = kv.get("stock", "rest").split()
+        top = [t for t in stock_toks if t.lower() not in ("rest", "-")]
+        top_cards = parse_cards(top)
+        take(top_cards, "stock")
+        rest: list[int] = []
+        if any(t.lower() == "rest" for t in stock_toks):
+            for t in range(L.N_TYPES):
+                cap = rules.n_jokers if t == JOKER else rules.n_decks
+                rest += [t] * int(cap - used[t])
+            rest_arr = np.asarray(rest, dtype=np.int8)
+            from ..rng import rng_key, shuffle_prefix
+            shuffle_prefix(rest_arr, len(rest_arr), np.uint64(rng_key(int(gs[L.G_SEED]), 0, 1 << 39)))
+            rest = [int(x) for x in rest_arr]
+        # stock array is bottom -> top; text lists top first
+        order = rest + [c.type for c in reversed(top_cards)]
+        for i, t in enumerate(order):
+            st.stock[0, i] = t
+        gs[L.G_STOCK_N] = len(order)
+        phase = kv.get("phase", "draw").strip().lower()
+        if phase not in L.PHASE_NAMES[:4]:
+            raise ValueError(f"phase {phase!r} is not one of call, allow, draw, play")
+        gs[L.G_PHASE] = L.PHASE_NAMES.index(phase)
+        gs[L.G_TAKEN] = parse_cards([kv["taken"]])[0].type if "taken" in kv else -1
+        gs[L.G_CALLER] = _parse_seat(kv["caller"]) if "caller" in kv else -1
+        gs[L.G_AFTER_ALLOW] = 1 if kv.get("after_allow", "no").lower() in ("1", "yes", "true") else 0
+        gs[L.G_CALL_DONE] = 1 if (gs[L.G_AFTER_ALLOW] or phase == "play" or
+                                   kv.get("call_done", "no").lower() in ("1", "yes", "true")) else 0
+        if phase == "allow" and gs[L.G_CALLER] < 0:
+            raise ValueError("phase 'allow' needs 'caller: Pn'")
+        gs[L.G_TO_ACT] = _parse_seat(kv["to_act"]) if ("to_act" in kv and phase == "call") else -1
+        core.resume(*st.arrays(), rv, 0)
+        return game
+
+
+def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
+    """Write table meld ``m`` from tokens (runs low -> high; jokers may be declared)."""
+    rules, st = game.rules, game.state
+    cards = parse_cards(toks)
+    if m >= L.M_MAX:
+        raise ValueError("too many table melds")
+    run = _as_run(cards)
+    if run is not None and is_legal_meld(rules, _decl_tokens_run(run), "run"):
+        s, lo, slots = run
+        st.minfo[0, m] = 0
+        st.minfo[0, m, L.MI_KIND] = L.MK_RUN
+        st.minfo[0, m, L.MI_KEY] = s
+        st.minfo[0, m, L.MI_LO] = lo
+        st.minfo[0, m, L.MI_HI] = lo + len(slots) - 1
+        st.minfo[0, m, L.MI_LEN] = len(slots)
+        st.minfo[0, m, L.MI_NJ] = sum(1 for c in slots if c == JOKER)
+        st.minfo[0, m, L.MI_OWNER] = owner
+        for i, c in enumerate(slots):
+            q = lo + i
+            st.mcards[0, m, q] = c
+            st.mas[0, m, q] = core._pos_type(s, q)
+        return
+    if not is_legal_meld(rules, toks, "set"):
+        raise ValueError(f"table meld [{' '.join(toks)}] is not a legal meld of {rules.name}")
+    rank = next((c.type % 13 if c.type != JOKER else c.as_type % 13) for c in cards
+                if c.type != JOKER or c.as_type >= 0)
+    st.minfo[0, m] = 0
+    st.minfo[0, m, L.MI_KIND] = L.MK_SET
+    st.minfo[0, m, L.MI_KEY] = rank
+    st.minfo[0, m, L.MI_OWNER] = owner
+    nat = [c for c in cards if c.type != JOKER]
+    jok = [c for c in cards if c.type == JOKER]
+    for i, c in enumerate(nat):
+        st.mcards[0, m, i] = c.type
+        st.mas[0, m, i] = c.type
+    st.minfo[0, m, L.MI_LEN] = len(nat)
+    for c in jok:
+        i = int(st.minfo[0, m, L.MI_LEN])
+        st.mcards[0, m, i] = JOKER
+        st.mas[0, m, i] = c.as_type if c.as_type >= 0 else core._set_joker_meaning(st.minfo, st.mas, 0, m)
+        st.minfo[0, m, L.MI_LEN] = i + 1
+    st.minfo[0, m, L.MI_HI] = st.minfo[0, m, L.MI_LEN] - 1
+    st.minfo[0, m, L.MI_NJ] = len(jok)
+
+
+def _as_run(cards):
+    """(suit, lo, slot card types) if the tokens, read low -> high, form a run shape; else None."""
+    suit = None
+    p0 = None
+    for i, c in enumerate(cards):
+        t = c.type if c.type != JOKER else c.as_type
+        if t < 0:
+            continue
+        if suit is None:
+            suit = t // 13
+        elif t // 13 != suit:
+            return None
+        r = t % 13
+        if r != 0 and p0 is None:
+            p0 = r + 1 - i
+    if suit is None:
+        return None
+    if p0 is None:                       # only aces (and free jokers): first card decides
+        first = cards[0]
+        t0 = first.type if first.type != JOKER else first.as_type
+        p0 = 1 if t0 >= 0 else 14 - next(i for i, c in enumerate(cards) if c.type != JOKER or c.as_type >= 0)
+    slots = []
+    for i, c in enumerate(cards):
+        q = p0 + i
+        if not 1 <= q <= 14:
+            return None
+        want = core._pos_type(suit, q)
+        t = c.type if c.type != JOKER else c.as_type
+        if t >= 0 and t != want:
+            return None
+        slots.append(JOKER if c.type == JOKER else c.type)
+    return suit, p0, slots
+
+
+def _decl_tokens_run(run):
+    s, lo, slots = run
+    out = []
+    for i, c in enumerate(slots):
+        t = core._pos_type(s, lo + i)
+        out.append(f"JK={type_text(t)}" if c == JOKER else type_text(t))
+    return out
+
