@@ -22,6 +22,8 @@ from .melds.reference import (ref_hand_penalty, ref_is_legal_meld, ref_meets_con
 __all__ = [
     "MIN_HAND", "MAX_HAND",
     "CardPool",
+    "build_set",
+    "build_run",
     "contract_hand",
     "points_hand",
     "joker_heavy_hand",
