@@ -43,6 +43,22 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_simulate(args) -> int:
+    """Simulate hands or matches with compiled agents; write a run directory and print a summary."""
+    from .simulate import SimulationConfig, format_summary, run_simulation, write_summary
+
+    agents = tuple(a.strip() for a in args.agents.split(",") if a.strip())
+    mode, games = ("matches", args.matches) if args.matches else ("hands", args.hands)
+    out = args.out or f"runs/{args.variant}__{mode}__seed{args.seed}"
+    cfg = SimulationConfig(variant=args.variant, players=args.players, agents=agents, games=games,
+                           mode=mode, seed=args.seed, shard_size=args.shard_size, out=out)
+    run = run_simulation(cfg, resume=args.resume, progress=not args.quiet)
+    summary = write_summary(run, cfg)
+    print(format_summary(summary))
+    print(f"results: {run.path}/ (hands/*.parquet, summary.csv, penalties.png, meta.json)")
+    return 0
+
+
 def cmd_variants(args) -> int:
     for name in list_presets():
         r = load_rules(name)
@@ -62,12 +78,25 @@ def main(argv=None) -> int:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--all", action="store_true", help="also show hands that cannot lay down")
     d.set_defaults(fn=cmd_demo)
+    s = sub.add_parser("simulate", help="simulate hands or matches with compiled agents")
+    s.add_argument("--variant", default="caribbean")
+    s.add_argument("--players", type=int, default=4)
+    s.add_argument("--agents", default="greedy,greedy,random,random", help="one agent per seat, comma-separated")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--hands", type=int, default=1000, help="number of single hands (rounds 1-9 in turn)")
+    g.add_argument("--matches", type=int, default=0, help="number of whole 9-hand matches")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", default=None, help="run directory (default runs/<variant>__<mode>__seed<seed>)")
+    s.add_argument("--shard-size", type=int, default=20_000)
+    s.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(fn=cmd_simulate)
     v = sub.add_parser("variants", help="list the rule presets and house overlays")
     v.set_defaults(fn=cmd_variants)
     args = p.parse_args(argv)
     try:
         return args.fn(args)
-    except (RulesError, ValueError) as e:
+    except (RulesError, ValueError, FileExistsError, NotImplementedError) as e:
         print(f"kalooki: error: {e}", file=sys.stderr)
         return 2
 

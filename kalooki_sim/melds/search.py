@@ -247,22 +247,29 @@ def _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
 
 @njit
 def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
-    """Can the natural ``u``, freed from a run by a joker, still join another meld?"""
+    """Is it worth putting a joker in a run where the hand holds the natural ``u``?
+
+    Only if ``u`` then goes into another meld M in which it cannot trade places with that joker,
+    i.e. M holds no more naturals than its minimum: otherwise the same cards laid with ``u`` in the
+    run and the joker in M are an equally good lay-down that the search finds anyway (a joker is
+    worth the card it stands for, so values do not change either).  Such an M needs
+    ``min size - min naturals`` jokers of its own."""
     ru = u % 13
     same_rank = 0
     for s2 in range(4):
         same_rank += pool[s2 * 13 + ru]
     if u == t:
         same_rank -= 1   # the copy of t this run holds is not free
-    if prm[P_CONTRACT] == 1 and prm[P_DIST_SUIT] == 1:
-        # one run per suit: the freed card can only join a set
+    set_ok = jk_after >= prm[P_SET_MIN] - prm[P_SET_MIN_NAT] and same_rank >= prm[P_SET_MIN_NAT]
+    if prm[P_CONTRACT] == 1:
         if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
-            return False
+            set_ok = False
         if prm[P_DIST_RANK] == 1 and ((rmask >> ru) & 1) == 1:
-            return False
-        return same_rank >= prm[P_SET_MIN_NAT] and same_rank + jk_after >= prm[P_SET_MIN]
-    # any meld holding u has at least two other cards: same rank, same suit, or jokers
-    return (same_rank - 1) + outside_same_suit + jk_after >= 2
+            set_ok = False
+        if prm[P_DIST_SUIT] == 1:
+            return set_ok   # one run per suit: the freed card can only join a set
+    run_ok = jk_after >= prm[P_RUN_MIN] - prm[P_RUN_MIN_NAT] and outside_same_suit >= prm[P_RUN_MIN_NAT] - 1
+    return set_ok or run_ok
 
 
 @njit

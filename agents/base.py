@@ -1,0 +1,103 @@
+"""Agent interfaces (DESIGN.md §6).
+
+Two kinds of agents:
+
+* **Python / torch policies** follow the :class:`Policy` protocol: ``act(obs, legal, rng)`` gets a
+  batch of observations and legal masks and returns one action id per row.  They run in the
+  lockstep environment (``env.py``); a torch policy masks illegal logits.
+* **Compiled heuristics** run inside the closed loop (``kalooki_sim.rollout``).  They are
+  registered here by an integer id and take a ``float64`` parameter row, so that parameters can be
+  changed (tuned, swept) without recompiling.  The compiled code lives in ``agents/compiled.py``
+  (``choose_action`` dispatches on the id).
+
+Parameters of the compiled policies (a row of ``params[seat]``; missing entries and values
+``<= 0`` mean "default", so an all-zero row is always the default agent):
+
+``greedy``
+    0. ``epsilon`` — probability of a uniformly random legal action instead of the greedy one
+       (default 0).
+    1. ``call_threshold`` — minimum usefulness of the top discard to call it (default 1.0).
+    2. ``draw_threshold`` — minimum usefulness of the top discard to draw it / deny a call for it
+       (default 1.0).
+    3. ``gap_weight`` — usefulness of a same-suit card two ranks away (default 0.5); a same-rank
+       card or a same-suit card one rank away counts 1.
+
+``random``
+    no parameters (uniform over the legal actions).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Policy", "RANDOM", "GREEDY", "POLICY_NAMES", "N_PARAMS", "policy_id", "policy_name",
+    "default_params", "params_matrix",
+]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A Python (numpy / torch) policy acting on a batch of decisions.
+
+    ``obs`` is ``[B, ...]``, ``legal`` is ``bool[B, N_ACTIONS]``; the result is ``int64[B]`` action
+    ids, each legal in its row.  ``rng`` is the only source of randomness the policy may use.
+    """
+
+    name: str
+
+    def act(self, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+
+# ---- registry of compiled policies (ids are compile-time constants of agents/compiled.py)
+RANDOM = 0
+GREEDY = 1
+
+POLICY_NAMES = {RANDOM: "random", GREEDY: "greedy"}
+_BY_NAME = {v: k for k, v in POLICY_NAMES.items()}
+
+# length of the parameter row each compiled policy reads
+N_PARAMS = {RANDOM: 0, GREEDY: 4}
+_DEFAULTS = {RANDOM: (), GREEDY: (0.0, 1.0, 1.0, 0.5)}
+
+
+def policy_id(name: str | int) -> int:
+    """Id of a compiled policy given by name (case-insensitive) or id.
+
+    Raises ``ValueError`` naming the unknown agent and listing the known ones.
+    """
+    if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+        if int(name) in POLICY_NAMES:
+            return int(name)
+        raise ValueError(f"unknown agent id {name!r}; known agents: "
+                         + ", ".join(f"{v} ({k})" for k, v in sorted(POLICY_NAMES.items())))
+    key = str(name).strip().lower()
+    if key not in _BY_NAME:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(sorted(_BY_NAME))}")
+    return _BY_NAME[key]
+
+
+def policy_name(pid: int) -> str:
+    return POLICY_NAMES[policy_id(pid)]
+
+
+def default_params(pid: int | str) -> np.ndarray:
+    """The documented default parameter row of a compiled policy (for display; zeros also work)."""
+    return np.array(_DEFAULTS[policy_id(pid)], dtype=np.float64)
+
+
+def params_matrix(seat_policies, params=None) -> np.ndarray:
+    """A ``float64[n_seats, k]`` parameter matrix (k >= 1); ``None`` -> all defaults (zeros)."""
+    n = len(seat_policies)
+    if params is None:
+        return np.zeros((n, max(1, max(N_PARAMS[policy_id(p)] for p in seat_policies))), dtype=np.float64)
+    p = np.asarray(params, dtype=np.float64)
+    if p.ndim == 1:
+        p = np.tile(p, (n, 1))
+    if p.ndim != 2 or p.shape[0] != n:
+        raise ValueError(f"params must have one row per seat: got shape {p.shape} for {n} seats")
+    if p.shape[1] == 0:
+        p = np.zeros((n, 1), dtype=np.float64)
+    return np.ascontiguousarray(p)

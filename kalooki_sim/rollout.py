@@ -1,0 +1,266 @@
+"""Closed-loop simulation: whole hands or matches played by compiled policies (DESIGN.md §5).
+
+One ``prange`` kernel plays every game of a chunk to the end, asking ``agents.compiled.choose_action``
+for the seat that must act (``gs[g, G_TO_ACT]``) and applying it with ``core.step``.  Every game is
+a pure function of (rules, seat policies, params, seed, game id): the deal comes from the engine's
+streams and each seat's policy randomness from stream ``core.STREAM_POLICY_BASE + seat`` of
+(seed, game id), so results are identical for any thread count, batch size or ``first_game_id``
+split.
+
+``simulate`` returns numpy column arrays, one row per (game, hand, seat); in ``"matches"`` mode also
+one row per (game, seat) with the match total and the (shared) match win.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from .agents.base import params_matrix, policy_id
+from .agents.compiled import choose_action
+from .engine.core import (
+    STREAM_POLICY_BASE, check_invariants, deal_hand, legal_mask, match_winners, start_game, step,
+)
+from .engine.layout import (
+    A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_DEALER, G_HAND_NO, G_HANDS_DONE,
+    G_LAST_EVENT, G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, H_MAX, N_ACTIONS, P_MAX,
+    PS_TOTAL,
+)
+from .engine.state import State
+from .jit import njit, pnjit
+from .rng import rng_key
+from .rulevec import R_COUNT_DENIED_CALLS, R_N_ROUNDS
+
+__all__ = ["simulate", "HAND_COLUMNS", "MATCH_COLUMNS", "ERR_MAX_STEPS", "ERR_ILLEGAL"]
+
+# per-seat hand outputs out_seat[b, h, p, *]
+_S_PEN, _S_WON, _S_LAID, _S_LAID_TURN, _S_CALLS = 0, 1, 2, 3, 4
+_NS = 5
+# per-hand outputs out_hand[b, h, *]
+_H_VALID, _H_NO, _H_DEALER, _H_TURNS, _H_RESH, _H_EVENT, _H_WINNER, _H_VOIDS = 0, 1, 2, 3, 4, 5, 6, 7
+_NH = 8
+
+ERR_MAX_STEPS = 1          # max_steps reached before the game ended
+ERR_ILLEGAL = 2            # a policy returned an action outside the legal mask
+# 1000 + INV_* : invariant failure (check=True); 2000 + E_* : step rejected the action
+
+HAND_COLUMNS = ("game_id", "hand_no", "round", "seat", "policy_id", "dealer", "penalty", "won",
+                "win_share", "laid_down", "laid_down_turn", "calls_used", "turns", "reshuffles",
+                "voids", "end_event")
+MATCH_COLUMNS = ("game_id", "seat", "policy_id", "total", "match_win_share")
+
+_CHUNK = 4096
+
+
+@njit
+def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+               rv, b, n_players, seat_pol, params, seed, game_id, hands_mode, n_hands, max_steps, check,
+               out_seat, out_hand, out_tot, out_mwin):
+    """Play game row ``b`` to the end; returns 0 or an error code."""
+    if hands_mode:
+        start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                   rv, b, n_players, -1, seed, game_id, 1)
+        rnd = game_id % rv[R_N_ROUNDS]
+        deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                  rv, b, rnd, gs[b, G_DEALER])
+    else:
+        start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                   rv, b, n_players, -1, seed, game_id, n_hands)
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    keys = np.zeros(P_MAX, dtype=np.uint64)
+    ctrs = np.zeros(P_MAX, dtype=np.int64)
+    for p in range(n_players):
+        keys[p] = rng_key(seed, game_id, STREAM_POLICY_BASE + p)
+    laid_turn = np.full(P_MAX, -1, dtype=np.int64)
+    calls = np.zeros(P_MAX, dtype=np.int64)
+    resh0 = gs[b, G_TOTAL_RESHUFFLES]
+    voids0 = gs[b, G_TOTAL_VOIDS]
+    hidx = 0
+    err = ERR_MAX_STEPS
+    count_denied = rv[R_COUNT_DENIED_CALLS] == 1
+    for it in range(max_steps):
+        k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                       hwin, rv, b, mask)
+        if k == 0:
+            err = 0
+            break
+        seat = gs[b, G_TO_ACT]
+        a = choose_action(seat_pol[seat], params[seat], gs, ps, hands, stock, disc, disc_by, minfo,
+                          mcards, mas, plan, plan_n, hscore, hwin, rv, b, seat, mask, k, keys[seat],
+                          ctrs[seat:seat + 1])
+        if a < 0 or a >= N_ACTIONS or not mask[a]:
+            err = ERR_ILLEGAL
+            break
+        turn = gs[b, G_TURN]
+        caller = gs[b, G_CALLER]
+        hd = gs[b, G_HANDS_DONE]
+        hno = gs[b, G_HAND_NO]
+        dealer = gs[b, G_DEALER]
+        e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                 rv, b, a)
+        if e != 0:
+            err = 2000 + e
+            break
+        if check:
+            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                 hscore, hwin, rv, b, True, mask)
+            if r != 0:
+                err = 1000 + r
+                break
+        if a >= A_LAY and a < A_DISCARD:
+            laid_turn[seat] = turn
+        elif a == A_ALLOW:
+            calls[caller] += 1
+        elif a == A_DENY and count_denied:
+            calls[caller] += 1
+        if gs[b, G_HANDS_DONE] > hd:
+            if hidx < out_hand.shape[1]:
+                hs = hno if hno < H_MAX else H_MAX - 1
+                w = hwin[b, hs]
+                out_hand[b, hidx, _H_VALID] = 1
+                out_hand[b, hidx, _H_NO] = hno
+                out_hand[b, hidx, _H_DEALER] = dealer
+                out_hand[b, hidx, _H_TURNS] = turn + 1
+                out_hand[b, hidx, _H_RESH] = gs[b, G_TOTAL_RESHUFFLES] - resh0
+                out_hand[b, hidx, _H_EVENT] = gs[b, G_LAST_EVENT]
+                out_hand[b, hidx, _H_WINNER] = w
+                out_hand[b, hidx, _H_VOIDS] = gs[b, G_TOTAL_VOIDS] - voids0
+                for p in range(n_players):
+                    out_seat[b, hidx, p, _S_PEN] = hscore[b, hs, p]
+                    out_seat[b, hidx, p, _S_WON] = 1 if w == p else 0
+                    out_seat[b, hidx, p, _S_LAID] = 1 if laid_turn[p] >= 0 else 0
+                    out_seat[b, hidx, p, _S_LAID_TURN] = laid_turn[p]
+                    out_seat[b, hidx, p, _S_CALLS] = calls[p]
+            hidx += 1
+            resh0 = gs[b, G_TOTAL_RESHUFFLES]
+            voids0 = gs[b, G_TOTAL_VOIDS]
+            for p in range(P_MAX):
+                laid_turn[p] = -1
+                calls[p] = 0
+        elif gs[b, G_LAST_EVENT] == EV_VOID:
+            # the deal was voided and is replayed: lay-downs and calls of the void deal do not count
+            for p in range(P_MAX):
+                laid_turn[p] = -1
+                calls[p] = 0
+    flags = np.zeros(P_MAX, dtype=np.bool_)
+    nw = match_winners(gs, ps, hscore, hwin, rv, b, flags)
+    for p in range(n_players):
+        out_tot[b, p] = ps[b, p, PS_TOTAL]
+        out_mwin[b, p] = 1.0 / nw if (flags[p] and nw > 0) else 0.0
+    return err
+
+
+@pnjit
+def _rollout_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                    rv, n_players, seat_pol, params, seed, first_game_id, hands_mode, n_hands, max_steps,
+                    check, out_seat, out_hand, out_tot, out_mwin, out_err):
+    for b in prange(gs.shape[0]):
+        out_err[b] = _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                hscore, hwin, rv, b, n_players, seat_pol, params, seed,
+                                first_game_id + b, hands_mode, n_hands, max_steps, check,
+                                out_seat, out_hand, out_tot, out_mwin)
+
+
+def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mode="hands",
+             first_game_id=0, hands_per_game=None, max_steps=None, check=False):
+    """Play ``n_games`` games (ids ``first_game_id ..``) with compiled policies, one per seat.
+
+    ``seat_policies``: policy ids or names (``agents.base``), one per seat.  ``params``: float64
+    ``[n_seats, k]`` (``None`` or zeros = each policy's defaults).  ``mode="hands"``: every game is
+    one hand of round ``(game_id % n_rounds) + 1`` with a random dealer; ``"matches"``: a whole
+    match of ``hands_per_game`` (default: the rules' ``n_hands``) hands.  ``check=True`` verifies
+    the engine invariants after every step (slow; tests).
+
+    Returns a dict of numpy columns (``HAND_COLUMNS``), one row per (game, hand, seat), ordered
+    by game, hand, seat; in ``"matches"`` mode a tuple ``(hands, matches)`` whose second dict has
+    one row per (game, seat) (``MATCH_COLUMNS``).  Raises ``RuntimeError`` if a game fails
+    (illegal action, invariant failure, ``max_steps`` reached).
+    """
+    if mode not in ("hands", "matches"):
+        raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+    n_players = int(n_players)
+    if len(seat_policies) != n_players:
+        raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
+    if not 2 <= n_players <= P_MAX:
+        raise ValueError(f"n_players must be 2..{P_MAX}")
+    pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
+    pm = params_matrix(list(pol), params)
+    rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
+    hands_mode = mode == "hands"
+    if hands_mode:
+        if hands_per_game not in (None, 1):
+            raise ValueError("mode 'hands' plays exactly one hand per game")
+        n_hands = 1
+    else:
+        n_hands = int(hands_per_game) if hands_per_game is not None else int(rules.n_hands)
+        if not 1 <= n_hands <= H_MAX:
+            raise ValueError(f"hands_per_game must be 1..{H_MAX}")
+    if max_steps is None:
+        max_steps = n_hands * (int(rules.max_turns_per_hand) + 1) * (6 * n_players + 60) * 4
+    n_games = int(n_games)
+    first_game_id = int(first_game_id)
+    seed = int(seed)
+    out_seat = np.zeros((n_games, n_hands, n_players, _NS), dtype=np.int64)
+    out_hand = np.zeros((n_games, n_hands, _NH), dtype=np.int64)
+    out_tot = np.zeros((n_games, n_players), dtype=np.int64)
+    out_mwin = np.zeros((n_games, n_players), dtype=np.float64)
+    out_err = np.zeros(n_games, dtype=np.int64)
+    for c0 in range(0, n_games, _CHUNK):
+        c1 = min(n_games, c0 + _CHUNK)
+        st = State.empty(c1 - c0)
+        s_seat = np.zeros((c1 - c0, n_hands, P_MAX, _NS), dtype=np.int64)
+        s_tot = np.zeros((c1 - c0, P_MAX), dtype=np.int64)
+        s_mwin = np.zeros((c1 - c0, P_MAX), dtype=np.float64)
+        _rollout_kernel(*st.arrays(), rv, n_players, pol, pm, seed, first_game_id + c0, hands_mode,
+                        n_hands, int(max_steps), bool(check), s_seat, out_hand[c0:c1], s_tot, s_mwin,
+                        out_err[c0:c1])
+        out_seat[c0:c1] = s_seat[:, :, :n_players]
+        out_tot[c0:c1] = s_tot[:, :n_players]
+        out_mwin[c0:c1] = s_mwin[:, :n_players]
+    bad = np.nonzero(out_err)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise RuntimeError(f"{bad.size} game(s) failed; first: game_id {first_game_id + i} with code "
+                           f"{int(out_err[i])} (1 = max_steps, 2 = illegal action, 1000+ invariant, "
+                           f"2000+ engine error)")
+    # ---- flatten to rows (game, hand, seat)
+    valid = out_hand[:, :, _H_VALID] == 1                        # [G, H]
+    gi, hi = np.nonzero(valid)
+    nrow = gi.size * n_players
+    g_r = np.repeat(gi, n_players)
+    h_r = np.repeat(hi, n_players)
+    s_r = np.tile(np.arange(n_players, dtype=np.int64), gi.size)
+    seat_block = out_seat[g_r, h_r, s_r]                         # [nrow, _NS]
+    hand_block = out_hand[g_r, h_r]                              # [nrow, _NH]
+    won = seat_block[:, _S_WON]
+    hand_no = hand_block[:, _H_NO]
+    rows = {
+        "game_id": (first_game_id + g_r).astype(np.int64),
+        "hand_no": hand_no.astype(np.int64),
+        "round": (hand_no % int(rules.n_rounds) + 1).astype(np.int64),
+        "seat": s_r,
+        "policy_id": pol[s_r] if nrow else np.zeros(0, dtype=np.int64),
+        "dealer": hand_block[:, _H_DEALER].copy(),
+        "penalty": seat_block[:, _S_PEN].copy(),
+        "won": won.astype(np.int8),
+        "win_share": won.astype(np.float64),                     # a hand has one winner or none
+        "laid_down": seat_block[:, _S_LAID].astype(np.int8),
+        "laid_down_turn": seat_block[:, _S_LAID_TURN].copy(),
+        "calls_used": seat_block[:, _S_CALLS].copy(),
+        "turns": hand_block[:, _H_TURNS].copy(),
+        "reshuffles": hand_block[:, _H_RESH].copy(),
+        "voids": hand_block[:, _H_VOIDS].copy(),
+        "end_event": hand_block[:, _H_EVENT].astype(np.int8),
+    }
+    if hands_mode:
+        return rows
+    gm = np.repeat(np.arange(n_games, dtype=np.int64), n_players)
+    sm = np.tile(np.arange(n_players, dtype=np.int64), n_games)
+    matches = {
+        "game_id": first_game_id + gm,
+        "seat": sm,
+        "policy_id": pol[sm] if n_games else np.zeros(0, dtype=np.int64),
+        "total": out_tot.reshape(-1).copy(),
+        "match_win_share": out_mwin.reshape(-1).copy(),
+    }
+    return rows, matches

@@ -1,0 +1,126 @@
+"""The main job: simulate many hands (or matches) with compiled agents and log what happened.
+
+Work is split into shards of consecutive game ids.  Every game is fully determined by
+(rules, seed, game id, agents), so shards can run in any order, on any number of threads, and an
+interrupted run resumes by skipping the shards already on disk: nothing is lost or counted twice.
+Results go to a run directory (``records.RunDir``): the per-hand (and per-match) parquet tables,
+``meta.json`` with everything needed to reproduce them, ``summary.csv`` and a penalty histogram.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .records import RunDir
+from .rules import load_rules
+from .stats import summarize
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    variant: str = "caribbean"
+    players: int = 4
+    agents: tuple[str, ...] = ("greedy", "greedy", "random", "random")
+    games: int = 1000
+    mode: str = "hands"          # "hands": one hand per game; "matches": whole 9-hand matches
+    seed: int = 0
+    shard_size: int = 20_000
+    out: str = "runs/simulate"
+
+
+def _check(cfg: SimulationConfig, rules) -> None:
+    from .engine.game import check_supported
+
+    check_supported(rules)
+    if not rules.players_min <= cfg.players <= rules.players_max:
+        raise ValueError(f"{rules.name} is played by {rules.players_min}-{rules.players_max} players, not {cfg.players}")
+    if len(cfg.agents) != cfg.players:
+        raise ValueError(f"{len(cfg.agents)} agents given for {cfg.players} seats (one agent per seat)")
+    if cfg.mode not in ("hands", "matches"):
+        raise ValueError(f"mode must be 'hands' or 'matches', not {cfg.mode!r}")
+    if cfg.games < 1 or cfg.shard_size < 1:
+        raise ValueError("games and shard_size must be positive")
+
+
+def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool = True) -> RunDir:
+    """Run (or resume) a simulation and write its run directory; returns it."""
+    from tqdm import tqdm
+
+    from .agents.base import policy_id
+    from .rollout import simulate
+
+    rules = load_rules(cfg.variant)
+    _check(cfg, rules)
+    ids = [policy_id(a) for a in cfg.agents]
+    params = np.zeros((len(ids), 1), dtype=np.float64)
+    run = RunDir.create(cfg.out, asdict(cfg), cfg.seed, rules, resume=resume)
+    table = "hands"
+    done = run.done_shards(table)
+    n_shards = (cfg.games + cfg.shard_size - 1) // cfg.shard_size
+    with tqdm(total=cfg.games, unit=" games", disable=not progress, desc=f"{rules.name} {cfg.mode}") as bar:
+        for shard in range(n_shards):
+            first = shard * cfg.shard_size
+            n = min(cfg.shard_size, cfg.games - first)
+            if shard in done:
+                bar.update(n)
+                continue
+            out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first)
+            rows, match_rows = (out if isinstance(out, tuple) else (out, None))
+            df = pd.DataFrame(rows)
+            df["agent"] = [cfg.agents[s] for s in df["seat"]]
+            if match_rows is not None:
+                m = pd.DataFrame(match_rows)
+                m["agent"] = [cfg.agents[s] for s in m["seat"]]
+                run.write_shard("matches", shard, m)
+            run.write_shard(table, shard, df)
+            bar.update(n)
+    write_summary(run, cfg)
+    return run
+
+
+def write_summary(run: RunDir, cfg: SimulationConfig) -> pd.DataFrame:
+    """summary.csv (win rate with 95 % CI, penalty mean and quantiles per agent) and a histogram."""
+    hands = run.read_table("hands")
+    summary = summarize(hands, by="agent", share="win_share", score="penalty")
+    if cfg.mode == "matches":
+        matches = run.read_table("matches")
+        ms = summarize(matches, by="agent", share="match_win_share", score="total")
+        summary = summary.merge(ms.add_prefix("match_").rename(columns={"match_agent": "agent"}), on="agent")
+    summary.to_csv(Path(run.path) / "summary.csv", index=False)
+    plot_penalties(hands, Path(run.path) / "penalties.png")
+    return summary
+
+
+def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    top = max(1, int(hands["penalty"].quantile(0.99)))
+    bins = np.linspace(0, top, 40)
+    for agent, g in hands.groupby("agent"):
+        ax.hist(g["penalty"].clip(upper=top), bins=bins, histtype="step", density=True, label=f"{agent} (n={len(g)})")
+    ax.set_xlabel("penalty points left in hand at the end of the hand")
+    ax.set_ylabel("share of hands")
+    ax.set_title("Penalty per hand by agent")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def format_summary(summary: pd.DataFrame) -> str:
+    lines = [f"{'agent':10s} {'n':>9s}  {'win rate (95% CI)':26s} {'penalty mean':>12s} {'p10/p50/p90':>14s}"]
+    for _, r in summary.iterrows():
+        ci = f"{r.win_rate:.4f} [{r.win_lo:.4f}, {r.win_hi:.4f}]"
+        q = f"{r.penalty_q10:.0f}/{r.penalty_q50:.0f}/{r.penalty_q90:.0f}"
+        lines.append(f"{r.agent:10s} {int(r.n):9d}  {ci:26s} {r.penalty_mean:12.2f} {q:>14s}")
+        if "match_win_rate" in summary.columns:
+            lines.append(f"{'':10s} {'matches':>9s}  {r.match_win_rate:.4f} [{r.match_win_lo:.4f}, {r.match_win_hi:.4f}]")
+    return "\n".join(lines)
