@@ -29,12 +29,16 @@ import numpy as np
 
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
-    A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
-    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID,
+    A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
+    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KIND, MI_LO, MK_RUN,
 )
+from kalooki_sim.engine.core import check_action, legal_mask
 from kalooki_sim.jit import njit
 from kalooki_sim.rng import rng_below, rng_uniform
-from kalooki_sim.rulevec import R_ACE_HIGH, R_ACE_LOW, R_PENALTY, R_SET_ALLOW_DUPLICATE_SUIT
+from kalooki_sim.rulevec import (
+    R_ACE_HIGH, R_ACE_LOW, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, R_RUN_MIN_SIZE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, ROUND_STRIDE,
+)
 
 from .base import GREEDY, RANDOM
 
@@ -67,6 +71,56 @@ def _pos_type(s, q):
     if q == 1 or q == 14:
         return s * 13
     return s * 13 + q - 1
+
+
+@njit
+def contract_shortfall(hands, rv, g, p, round_idx):
+    """Cards seat ``p`` still misses for the round's contract, minus the jokers he holds.
+
+    Runs: for each suit the fewest missing cards in any window of ``run_min_size`` positions, the
+    ``F`` best suits counted; sets: for each rank ``set_min_size`` minus the naturals held, the
+    ``T`` best ranks counted.  Runs and sets are judged apart (a card may count for both), so this
+    is a guide for the greedy agent, not a bound the engine relies on.  Lower is closer."""
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    w = rv[R_RUN_MIN_SIZE]
+    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    total = -np.int64(hands[g, p, JOKER])
+    if F > 0:
+        miss = np.empty(4, dtype=np.int64)
+        for s in range(4):
+            best = 99
+            for lo in range(lo_min, hi_max - w + 2):
+                m = 0
+                for q in range(lo, lo + w):
+                    if hands[g, p, _pos_type(s, q)] == 0:
+                        m += 1
+                if m < best:
+                    best = m
+            miss[s] = best
+        miss.sort()
+        for i in range(min(F, 4)):
+            total += miss[i]
+    if T > 0:
+        need = np.empty(13, dtype=np.int64)
+        for r in range(13):
+            c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+            need[r] = max(rv[R_SET_MIN_SIZE] - c, 0)
+        need.sort()
+        for i in range(min(T, 13)):
+            total += need[i]
+    return total
+
+
+@njit
+def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
+    """Shortfall after adding (delta = 1) or removing (delta = -1) one card of type t."""
+    hands[g, p, t] += delta
+    v = contract_shortfall(hands, rv, g, p, round_idx)
+    hands[g, p, t] -= delta
+    return v
 
 
 @njit
@@ -117,48 +171,95 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
 
 
 @njit
+def _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+        rv, g):
+    """Is action ``a`` legal?  Asks ``core.check_action`` once and remembers the answer."""
+    if known[a] < 0:
+        known[a] = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                     plan_n, hscore, hwin, rv, g, a) == 0 else 0
+    return known[a] == 1
+
+
+@njit
+def _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                  hscore, hwin, rv, g, key, ctr):
+    """Uniform legal action when greedy explores (epsilon): completes the mask first."""
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    n = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                   rv, g, mask)
+    if n == 0:
+        return -1
+    return random_action(mask, n, key, ctr)
+
+
+@njit
+def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
+    """Take card t?  In contract variants: when it brings the contract closer; otherwise when it
+    is useful enough to the melds in hand."""
+    if contract:   # only asked while p has not laid down (calls and discard draws need that)
+        return _shortfall_with(hands, rv, g, p, rnd, t, 1) < contract_shortfall(hands, rv, g, p, rnd)
+    return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
+
+
+@njit
 def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                  hscore, hwin, rv, g, seat, mask, n_legal, key, ctr):
-    """The greedy heuristic (module docstring); always returns an action set in ``mask``."""
+                  hscore, hwin, rv, g, seat, known, key, ctr):
+    """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
+
+    ``known`` (int8[N_ACTIONS]) caches legality: -1 = not checked yet, 0 = illegal, 1 = legal.  The
+    closed loop passes it all -1, so greedy only checks the few actions it considers instead of
+    building the whole legal mask at every decision."""
     eps = _param(params, 0, 0.0)
     if eps > 0.0:
         u = rng_uniform(key, ctr[0])
         ctr[0] += 1
         if u < eps:
-            return random_action(mask, n_legal, key, ctr)
+            return _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                      hscore, hwin, rv, g, key, ctr)
     call_thr = _param(params, 1, 1.0)
     draw_thr = _param(params, 2, 1.0)
     gapw = _param(params, 3, 0.5)
     ph = gs[g, G_PHASE]
+    contract = rv[R_OPENING_MODE] == 0
+    rnd = gs[g, G_ROUND]
     nd = gs[g, G_DISC_N]
     top = -1
     if nd > 0:
         top = np.int64(disc[g, nd - 1])
     if ph == PH_CALL:
-        if mask[A_CALL] and top >= 0:
-            if card_usefulness(hands, rv, g, seat, top, 0, gapw) >= call_thr:
+        if _ok(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
+            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
                 return A_CALL
-        if mask[A_PASS]:
+        if _ok(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_PASS
     elif ph == PH_ALLOW:
-        if mask[A_DENY] and top >= 0:
-            if card_usefulness(hands, rv, g, seat, top, 0, gapw) >= draw_thr:
+        if _ok(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
+            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
                 return A_DENY
-        if mask[A_ALLOW]:
+        if _ok(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_ALLOW
-        if mask[A_DENY]:
+        if _ok(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DENY
     elif ph == PH_DRAW:
-        if mask[A_DRAW_DISCARD] and top >= 0:
-            if card_usefulness(hands, rv, g, seat, top, 0, gapw) >= draw_thr:
+        if _ok(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
+            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
                 return A_DRAW_DISCARD
-        if mask[A_DRAW_STOCK]:
+        if _ok(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_STOCK
-        if mask[A_DRAW_DISCARD]:
+        if _ok(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_DISCARD
     elif ph == PH_PLAY:
         for k in range(K_PLANS):
-            if mask[A_LAY + k]:
+            if _ok(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_LAY + k
         nm = gs[g, G_N_MELDS]
         if ps[g, seat, PS_LAID] == 1:
@@ -167,38 +268,52 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 if hands[g, seat, t] > 0:
                     for m in range(nm):
                         a = A_TACK + m * N_TYPES + t
-                        if mask[a]:
+                        if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                             return a
             for m in range(nm):
-                for q in range(15):
-                    a = A_MOVE + m * 15 + q
-                    if mask[a]:
-                        return a
+                for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
+                    if minfo[g, m, MI_KIND] == MK_RUN and mcards[g, m, q] == JOKER:
+                        a = A_MOVE + m * 15 + q
+                        if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                            return a
         laid = ps[g, seat, PS_LAID] == 1
         best = -1
+        best_sf = 1 << 40
         best_u = 1e300
         best_pen = -1
         for t in range(JOKER):
-            if not mask[A_DISCARD + t]:
+            if hands[g, seat, t] == 0 or not _ok(known, A_DISCARD + t, gs, ps, hands, stock, disc,
+                                                 disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                                                 hwin, rv, g):
                 continue
             pen = rv[R_PENALTY + t]
-            if laid:
-                u = 0.0
-            else:
+            sf = 0
+            u = 0.0
+            if not laid:
+                # keep what brings the contract closer, then what sits near other cards
+                if contract:
+                    sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
                 u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-            if u < best_u or (u == best_u and pen > best_pen):
+            if (sf < best_sf or (sf == best_sf and u < best_u)
+                    or (sf == best_sf and u == best_u and pen > best_pen)):
                 best = t
+                best_sf = sf
                 best_u = u
                 best_pen = pen
         if best >= 0:
             return A_DISCARD + best
-        if mask[A_DISCARD + JOKER]:
+        if _ok(known, A_DISCARD + JOKER, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + JOKER
-        if mask[A_END_TURN]:
+        if _ok(known, A_END_TURN, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_END_TURN
     # anything else (should not happen): first legal action
     for a in range(N_ACTIONS):
-        if mask[a]:
+        if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return a
     return -1
 
@@ -215,6 +330,9 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
     if policy_id == RANDOM:
         return random_action(mask, n_legal, key, ctr)
     if policy_id == GREEDY:
+        known = np.empty(N_ACTIONS, dtype=np.int8)
+        for a in range(N_ACTIONS):
+            known[a] = 1 if mask[a] else 0
         return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                             plan_n, hscore, hwin, rv, g, seat, mask, n_legal, key, ctr)
+                             plan_n, hscore, hwin, rv, g, seat, known, key, ctr)
     return -1

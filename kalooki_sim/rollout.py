@@ -16,14 +16,14 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .agents.base import params_matrix, policy_id
-from .agents.compiled import choose_action
+from .agents.base import GREEDY, params_matrix, policy_id
+from .agents.compiled import choose_action, greedy_action
 from .engine.core import (
     STREAM_POLICY_BASE, check_invariants, deal_hand, legal_mask, match_winners, start_game, step,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_DEALER, G_HAND_NO, G_HANDS_DONE,
-    G_LAST_EVENT, G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, H_MAX, N_ACTIONS, P_MAX,
+    G_LAST_EVENT, G_TERMINAL, G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, H_MAX, N_ACTIONS, P_MAX,
     PS_TOTAL,
 )
 from .engine.state import State
@@ -78,17 +78,27 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     hidx = 0
     err = ERR_MAX_STEPS
     count_denied = rv[R_COUNT_DENIED_CALLS] == 1
+    known = np.empty(N_ACTIONS, dtype=np.int8)
     for it in range(max_steps):
-        k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                       hwin, rv, b, mask)
-        if k == 0:
+        if gs[b, G_TERMINAL] != 0:
             err = 0
             break
         seat = gs[b, G_TO_ACT]
-        a = choose_action(seat_pol[seat], params[seat], gs, ps, hands, stock, disc, disc_by, minfo,
-                          mcards, mas, plan, plan_n, hscore, hwin, rv, b, seat, mask, k, keys[seat],
-                          ctrs[seat:seat + 1])
-        if a < 0 or a >= N_ACTIONS or not mask[a]:
+        if seat_pol[seat] == GREEDY:
+            # greedy checks only the actions it considers; step() re-validates its choice
+            known.fill(-1)
+            a = greedy_action(params[seat], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
+                              plan, plan_n, hscore, hwin, rv, b, seat, known, keys[seat],
+                              ctrs[seat:seat + 1])
+        else:
+            k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                           hscore, hwin, rv, b, mask)
+            a = choose_action(seat_pol[seat], params[seat], gs, ps, hands, stock, disc, disc_by,
+                              minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b, seat, mask, k,
+                              keys[seat], ctrs[seat:seat + 1])
+            if a >= 0 and a < N_ACTIONS and not mask[a]:
+                a = -1
+        if a < 0 or a >= N_ACTIONS:
             err = ERR_ILLEGAL
             break
         turn = gs[b, G_TURN]
