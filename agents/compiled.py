@@ -89,28 +89,49 @@ def contract_shortfall(hands, rv, g, p, round_idx):
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
     total = -np.int64(hands[g, p, JOKER])
     if F > 0:
-        miss = np.empty(4, dtype=np.int64)
+        # fewest missing cards per suit over run windows (sliding), then the F smallest of 4
+        m0 = m1 = m2 = m3 = 99
         for s in range(4):
             best = 99
-            for lo in range(lo_min, hi_max - w + 2):
-                m = 0
-                for q in range(lo, lo + w):
-                    if hands[g, p, _pos_type(s, q)] == 0:
-                        m += 1
-                if m < best:
+            m = 0
+            for q in range(lo_min, hi_max + 1):
+                if hands[g, p, _pos_type(s, q)] == 0:
+                    m += 1
+                if q - lo_min >= w and hands[g, p, _pos_type(s, q - w)] == 0:
+                    m -= 1
+                if q - lo_min >= w - 1 and m < best:
                     best = m
-            miss[s] = best
-        miss.sort()
-        for i in range(min(F, 4)):
-            total += miss[i]
+            # insert into the sorted four m0 <= m1 <= m2 <= m3
+            if best < m0:
+                m0, m1, m2, m3 = best, m0, m1, m2
+            elif best < m1:
+                m1, m2, m3 = best, m1, m2
+            elif best < m2:
+                m2, m3 = best, m2
+            elif best < m3:
+                m3 = best
+        total += m0
+        if F > 1:
+            total += m1
+        if F > 2:
+            total += m2
+        if F > 3:
+            total += m3
     if T > 0:
-        need = np.empty(13, dtype=np.int64)
-        for r in range(13):
-            c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
-            need[r] = max(rv[R_SET_MIN_SIZE] - c, 0)
-        need.sort()
-        for i in range(min(T, 13)):
-            total += need[i]
+        # cards missing per rank (set_min_size - naturals held), the T smallest, by counting
+        smin = rv[R_SET_MIN_SIZE]
+        left = T
+        for need in range(smin + 1):
+            if left == 0:
+                break
+            k = 0
+            for r in range(13):
+                c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+                if max(smin - c, 0) == need:
+                    k += 1
+            take = min(k, left)
+            total += take * need
+            left -= take
     return total
 
 
