@@ -41,7 +41,7 @@ import numpy as np
 
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
-from ..melds.search import best_lay_down_counts
+from ..melds.search import WS_LEN, best_lay_down_ws
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -294,21 +294,23 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     laid = ps[g, p, PS_LAID] == 1
     if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
         return
-    hand = np.zeros(N_TYPES, dtype=np.int64)
+    # one allocation per call: the hand as int64, the search's result slots, a writable copy of
+    # the rules (one specialisation of the search for both cases) and the search workspace
+    nrv = rv.shape[0]
+    buf = np.empty(N_TYPES + 4 + nrv + WS_LEN, dtype=np.int64)
+    hand = buf[:N_TYPES]
+    best = buf[N_TYPES:N_TYPES + 4]
+    rvx = buf[N_TYPES + 4:N_TYPES + 4 + nrv]
+    ws = buf[N_TYPES + 4 + nrv:]
     for t in range(N_TYPES):
         hand[t] = hands[g, p, t]
-    best_stack = np.zeros((PLAN_MELDS, PLAN_REC), dtype=np.int64)
-    best = np.zeros(4, dtype=np.int64)
-    rvx = rv.copy()                 # one (writable) specialisation of the search for both cases
+    rvx[:] = rv
     if laid:
         rvx[R_OPENING_MODE] = 1         # "points" with minimum 1: any melds at all
         rvx[R_OPENING_MIN_POINTS] = 1
-    if best_lay_down_counts(hand, rvx, gs[g, G_ROUND], best_stack, best) < 0:
+    if best_lay_down_ws(hand, rvx, gs[g, G_ROUND], plan[g, 0], best, ws) < 0:
         return
     nm = best[1]
-    for i in range(nm):
-        for j in range(PLAN_REC):
-            plan[g, 0, i, j] = best_stack[i, j]
     placed = 0
     for i in range(nm):
         placed += _rec_cards(plan, g, 0, i)

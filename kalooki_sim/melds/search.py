@@ -93,6 +93,12 @@ def _natural_pos(r, pi, prm):
 @njit
 def make_params(rv, round_idx):
     prm = np.zeros(N_PRM, dtype=np.int64)
+    fill_params(rv, round_idx, prm)
+    return prm
+
+
+@njit
+def fill_params(rv, round_idx, prm):
     contract = rv[R_OPENING_MODE] == 0
     prm[P_CONTRACT] = 1 if contract else 0
     if contract:
@@ -124,7 +130,6 @@ def make_params(rv, round_idx):
     if prm[P_JSET] == 1 and prm[P_JSET_VAL] > mx:
         mx = prm[P_JSET_VAL]
     prm[P_MAXJVAL] = mx
-    return prm
 
 
 @njit
@@ -562,21 +567,35 @@ def _contract_joker_bound(hand, prm):
     F = prm[P_F]
     need = 0
     if F > 0:
-        miss = np.empty(4, dtype=np.int64)
+        # fewest missing naturals per suit over the run windows; the F smallest of the four
+        m0 = m1 = m2 = m3 = 99
         w = prm[P_RUN_MIN]
+        lo_min = prm[P_LO_MIN]
         for s in range(4):
             best_m = 99
-            for lo in range(prm[P_LO_MIN], prm[P_HI_MAX] - w + 2):
-                m = 0
-                for q in range(lo, lo + w):
-                    if hand[_pos_type(s, q)] == 0:
-                        m += 1
-                if m < best_m:
+            m = 0
+            for q in range(lo_min, prm[P_HI_MAX] + 1):
+                if hand[_pos_type(s, q)] == 0:
+                    m += 1
+                if q - lo_min >= w and hand[_pos_type(s, q - w)] == 0:
+                    m -= 1
+                if q - lo_min >= w - 1 and m < best_m:
                     best_m = m
-            miss[s] = best_m
-        miss.sort()
-        for i in range(F):
-            need += miss[i]
+            if best_m < m0:
+                m0, m1, m2, m3 = best_m, m0, m1, m2
+            elif best_m < m1:
+                m1, m2, m3 = best_m, m1, m2
+            elif best_m < m2:
+                m2, m3 = best_m, m2
+            elif best_m < m3:
+                m3 = best_m
+        need += m0
+        if F > 1:
+            need += m1
+        if F > 2:
+            need += m2
+        if F > 3:
+            need += m3
     if T > 0:
         a3 = 0
         a2 = 0
@@ -634,11 +653,35 @@ def _meldable(hand, t, prm):
     return False
 
 
+# workspace layout (int64): rule params, natural values, the pool, meld stack, per-depth scratch
+_WS_PRM = 0
+_WS_NATVAL = _WS_PRM + N_PRM
+_WS_POOL = _WS_NATVAL + 53
+_WS_STACK = _WS_POOL + 53
+_WS_SCRATCH = _WS_STACK + MAX_MELDS * REC
+SCRATCH_W = 48
+WS_LEN = _WS_SCRATCH + MAX_MELDS * SCRATCH_W
+
+
+@njit
+def new_workspace():
+    """Scratch memory for ``best_lay_down_ws``; callers in hot loops keep one and reuse it."""
+    return np.zeros(WS_LEN, dtype=np.int64)
+
+
 @njit
 def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
     """Search entry: ``hand`` int64[53] counts.  Fills ``best_stack``/``best``; returns the penalty
     placed on the table, or -1 when the hand cannot lay down."""
-    prm = make_params(rv, round_idx)
+    return best_lay_down_ws(hand, rv, round_idx, best_stack, best, new_workspace())
+
+
+@njit
+def best_lay_down_ws(hand, rv, round_idx, best_stack, best, ws):
+    """``best_lay_down_counts`` with caller-owned scratch memory ``ws`` (int64[WS_LEN]): no
+    allocation per call, which matters when the engine asks once per turn."""
+    prm = ws[_WS_PRM:_WS_NATVAL]
+    fill_params(rv, round_idx, prm)
     best[B_USED] = -1
     best[B_N] = 0
     best[B_VAL] = -1
@@ -648,13 +691,15 @@ def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
         if _contract_joker_bound(hand, prm) > hand[52]:
             return -1
     pen = rv[R_PENALTY:R_PENALTY + 53]
-    natval = np.zeros(53, dtype=np.int64)
+    natval = ws[_WS_NATVAL:_WS_POOL]
+    pool = ws[_WS_POOL:_WS_STACK]
     rem_pen = 0
     rem_cnt = 0
     rem_val = 0
-    pool = np.zeros(53, dtype=np.int64)
+    pool[52] = 0
     for t in range(52):
         natval[t] = _natural_value(rv, t)
+        pool[t] = 0
         if hand[t] > 0 and _meldable(hand, t, prm):
             pool[t] = hand[t]
             rem_pen += hand[t] * pen[t]
@@ -662,8 +707,8 @@ def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
             rem_val += hand[t] * natval[t]
     if not contract and rem_val + hand[52] * prm[P_MAXJVAL] < prm[P_MINPTS]:
         return -1
-    stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
-    scratch = np.zeros((MAX_MELDS, 48), dtype=np.int64)
+    stack = ws[_WS_STACK:_WS_SCRATCH].reshape((MAX_MELDS, REC))
+    scratch = ws[_WS_SCRATCH:WS_LEN].reshape((MAX_MELDS, SCRATCH_W))
     zero = np.int64(0)
     _dfs(zero, zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
          zero, stack, best_stack, best, prm, rv, pen, natval, scratch)
@@ -675,5 +720,6 @@ def best_lay_down_batch(hands, rv, round_idx, out_used):
     """Batch entry point (benchmarks, engine): best placed penalty per hand, -1 if none."""
     best_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
     best = np.zeros(4, dtype=np.int64)
+    ws = new_workspace()
     for i in range(hands.shape[0]):
-        out_used[i] = best_lay_down_counts(hands[i], rv, round_idx, best_stack, best)
+        out_used[i] = best_lay_down_ws(hands[i], rv, round_idx, best_stack, best, ws)
