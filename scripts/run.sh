@@ -8,6 +8,6 @@ if [[ -z "${VIRTUAL_ENV:-}" ]]; then
 fi
 python -m pip install -q -e .
 if [[ $# -eq 0 ]]; then
-  set -- demo --variant caribbean --round 6 --hands 8 --seed 7
+  set -- simulate --variant caribbean --players 4 --agents greedy,greedy,random,random --hands 20000 --seed 7 --out runs/quickstart --resume
 fi
 exec kalooki "$@"

