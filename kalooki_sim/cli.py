@@ -56,6 +56,31 @@ def cmd_simulate(args) -> int:
     summary = write_summary(run, cfg)
     print(format_summary(summary))
     print(f"results: {run.path}/ (hands/*.parquet, summary.csv, penalties.png, meta.json)")
+    if args.record:
+        from pathlib import Path
+
+        from .replay import record_games
+
+        ids = range(min(args.record, games))
+        path = Path(run.path) / "replays.jsonl"
+        record_games(load_rules(args.variant), args.players, list(agents), args.seed, ids, mode=mode, path=path)
+        print(f"replays: {path} ({len(ids)} games; view with `kalooki replay {path}`)")
+    return 0
+
+
+def cmd_replay(args) -> int:
+    """Print a recorded game turn by turn (optionally validating the file first)."""
+    from .replay import read_replay, render_replay, validate_replay
+
+    if args.check or args.check_agents:
+        c = validate_replay(args.file, check_agents=args.check_agents)
+        print(f"valid: {c['games']} games, {c['hands']} hands, {c['actions']} actions", file=sys.stderr)
+    events = [ev for _, ev in read_replay(args.file)]
+    if args.game is not None:
+        events = [ev for ev in events if ev.get("game_id") == args.game]
+        if not events:
+            raise ValueError(f"no game {args.game} in {args.file}")
+    sys.stdout.write(render_replay(events))
     return 0
 
 
@@ -90,7 +115,15 @@ def main(argv=None) -> int:
     s.add_argument("--shard-size", type=int, default=20_000)
     s.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--record", type=int, default=0, metavar="N",
+                   help="also record games 0..N-1 move by move to <out>/replays.jsonl")
     s.set_defaults(fn=cmd_simulate)
+    rp = sub.add_parser("replay", help="show (and check) a recorded game file")
+    rp.add_argument("file")
+    rp.add_argument("--game", type=int, default=None, help="only this game id")
+    rp.add_argument("--check", action="store_true", help="validate every action and score against the engine")
+    rp.add_argument("--check-agents", action="store_true", help="also require the recorded agents' decisions")
+    rp.set_defaults(fn=cmd_replay)
     v = sub.add_parser("variants", help="list the rule presets and house overlays")
     v.set_defaults(fn=cmd_variants)
     args = p.parse_args(argv)

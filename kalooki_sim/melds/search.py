@@ -653,6 +653,169 @@ def _meldable(hand, t, prm):
     return False
 
 
+# ------------------------------------------------------------------------------------------------
+# Contracts with one run per suit, one set per rank and sets of any size (Caribbean): runs first,
+# then the sets in closed form.
+
+@njit
+def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv, pen,
+               dp, pick):
+    """Best choice of the contract's remaining sets from what the runs left, exactly.
+
+    With the runs fixed, a set of rank r best takes every remaining natural of r (nothing else can
+    use them), needs ``max(0, set_min - n_r)`` jokers, and spare jokers join any set.  So the sets
+    are a pick of T ranks maximising penalty under a joker budget: a tiny knapsack (dp)."""
+    T = prm[P_T] - nsets
+    if T <= 0:
+        _leaf(jk, used, 0, nsets, nruns, depth, stack, best_stack, best, prm, rv)
+        return
+    # dp[k, b]: best penalty of k picked ranks using b jokers, over ranks 0..r; pick[r, k, b] marks it
+    NEG = -(1 << 40)
+    for k in range(T + 1):
+        for b in range(jk + 1):
+            dp[k, b] = NEG
+    dp[0, 0] = 0
+    for r in range(13):
+        if (rmask >> r) & 1:
+            for k in range(T + 1):
+                for b in range(jk + 1):
+                    pick[r, k, b] = 0
+            continue
+        n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+        p_r = pool[r] * pen[r] + pool[13 + r] * pen[13 + r] + pool[26 + r] * pen[26 + r] + pool[39 + r] * pen[39 + r]
+        c_r = prm[P_SET_MIN] - n_r
+        if c_r < 0:
+            c_r = 0
+        ok = n_r >= prm[P_SET_MIN_NAT]
+        for k in range(T, -1, -1):
+            for b in range(jk, -1, -1):
+                pick[r, k, b] = 0
+                if ok and k > 0 and b >= c_r and dp[k - 1, b - c_r] > NEG:
+                    v = dp[k - 1, b - c_r] + p_r
+                    if v > dp[k, b]:
+                        dp[k, b] = v
+                        pick[r, k, b] = 1
+    bb = -1
+    bv = NEG
+    for b in range(jk + 1):
+        if dp[T, b] > bv:
+            bv = dp[T, b]
+            bb = b
+    if bv == NEG or used + bv + jk * prm[P_PJ] <= best[B_USED]:
+        return
+    # walk the choices back and push the set records
+    k = T
+    b = bb
+    d = depth
+    for r in range(12, -1, -1):
+        if k > 0 and pick[r, k, b] == 1:
+            n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+            c_r = max(prm[P_SET_MIN] - n_r, 0)
+            stack[d, 0] = K_SET
+            stack[d, 1] = r
+            for s2 in range(4):
+                stack[d, 2 + s2] = pool[s2 * 13 + r]
+            stack[d, 6] = c_r
+            stack[d, 7] = 0
+            d += 1
+            k -= 1
+            b -= c_r
+    _leaf(jk - bb, used + bv + bb * prm[P_PJ], 0, nsets + T, nruns, d, stack, best_stack, best, prm,
+          rv)
+
+
+@njit
+def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, best, prm, rv, pen,
+                scratch, dp, pick):
+    """Choose the contract's runs suit by suit (or no run in suit s), then the sets exactly."""
+    best[B_NODES] += 1
+    if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
+        return 0
+    F = prm[P_F]
+    if nruns == F:
+        _sets_leaf(pool, jk, used, 0, nruns, 0, depth, stack, best_stack, best, prm, rv, pen, dp, pick)
+        return 0
+    if 4 - s < F - nruns:
+        return 0
+    slots = scratch[depth]
+    lo_min = prm[P_LO_MIN]
+    hi_max = prm[P_HI_MAX]
+    # which positions of suit s hold a natural (both aces need two copies)
+    avail = 0
+    for q in range(lo_min, hi_max + 1):
+        if pool[_pos_type(s, q)] > 0:
+            avail |= 1 << q
+    suit_pen = 0
+    for u in range(s * 13, s * 13 + 13):
+        suit_pen += pool[u] * pen[u]
+    ace = s * 13
+    for lo in range(lo_min, hi_max - prm[P_RUN_MIN] + 2):
+        for hi in range(min(hi_max, lo + prm[P_RUN_MAX] - 1), lo + prm[P_RUN_MIN] - 2, -1):
+            if lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0:
+                continue
+            n = hi - lo + 1
+            window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+            have = avail & window
+            both_aces = lo == 1 and hi == 14
+            if both_aces and pool[ace] < 2 and (have >> 1) & 1 and (have >> 14) & 1:
+                have &= ~(1 << 14)          # one ace copy cannot sit at both ends
+            forced = n - _popcount16(have)
+            if forced > jk or n - forced < prm[P_RUN_MIN_NAT]:
+                continue
+            m = 0
+            for q in range(lo, hi + 1):
+                if (have >> q) & 1:
+                    slots[16 + m] = q
+                    m += 1
+            kmax = min(jk - forced, m)
+            for k in range(kmax + 1):
+                if n - forced - k < prm[P_RUN_MIN_NAT]:
+                    break
+                mask = 0 if k == 0 else (1 << k) - 1
+                while mask < (1 << m):
+                    jmask = window & ~have
+                    useful = True
+                    for i in range(m):
+                        if (mask >> i) & 1:
+                            q = slots[16 + i]
+                            jmask |= 1 << q
+                            # borrow only for a set of exactly set_min_nat naturals (see _borrow_useful)
+                            u = _pos_type(s, q)
+                            ru = u % 13
+                            same = pool[ru] + pool[13 + ru] + pool[26 + ru] + pool[39 + ru]
+                            if not (prm[P_T] > 0 and same >= prm[P_SET_MIN_NAT]
+                                    and jk - forced - k >= prm[P_SET_MIN] - prm[P_SET_MIN_NAT]):
+                                useful = False
+                    if useful and (prm[P_ADJ_OK] == 1 or (jmask & (jmask >> 1)) == 0):
+                        nj = forced + k
+                        add_pen = nj * prm[P_PJ]
+                        for q in range(lo, hi + 1):
+                            if ((jmask >> q) & 1) == 0:
+                                u = _pos_type(s, q)
+                                pool[u] -= 1
+                                add_pen += pen[u]
+                        stack[depth, 0] = K_RUN
+                        stack[depth, 1] = s
+                        stack[depth, 2] = lo
+                        stack[depth, 3] = hi
+                        stack[depth, 4] = jmask
+                        _runs_first(s + 1, pool, jk - nj, used + add_pen,
+                                    rem_pen - (add_pen - nj * prm[P_PJ]), nruns + 1, depth + 1, stack,
+                                    best_stack, best, prm, rv, pen, scratch, dp, pick)
+                        for q in range(lo, hi + 1):
+                            if ((jmask >> q) & 1) == 0:
+                                pool[_pos_type(s, q)] += 1
+                    if k == 0:
+                        break
+                    c = mask & -mask
+                    rr = mask + c
+                    mask = (((rr ^ mask) >> 2) // c) | rr
+    # no run in suit s
+    _runs_first(s + 1, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, best, prm, rv, pen,
+                scratch, dp, pick)
+    return 0
+
+
 # workspace layout (int64): rule params, natural values, the pool, meld stack, per-depth scratch
 _WS_PRM = 0
 _WS_NATVAL = _WS_PRM + N_PRM
@@ -660,7 +823,11 @@ _WS_POOL = _WS_NATVAL + 53
 _WS_STACK = _WS_POOL + 53
 _WS_SCRATCH = _WS_STACK + MAX_MELDS * REC
 SCRATCH_W = 48
-WS_LEN = _WS_SCRATCH + MAX_MELDS * SCRATCH_W
+_WS_DP = _WS_SCRATCH + MAX_MELDS * SCRATCH_W
+_DP_T = 13          # sets per contract the closed-form set choice handles
+_DP_J = 12          # jokers in hand it handles
+_WS_PICK = _WS_DP + (_DP_T + 1) * (_DP_J + 1)
+WS_LEN = _WS_PICK + 13 * (_DP_T + 1) * (_DP_J + 1)
 
 
 @njit
@@ -708,8 +875,15 @@ def best_lay_down_ws(hand, rv, round_idx, best_stack, best, ws):
     if not contract and rem_val + hand[52] * prm[P_MAXJVAL] < prm[P_MINPTS]:
         return -1
     stack = ws[_WS_STACK:_WS_SCRATCH].reshape((MAX_MELDS, REC))
-    scratch = ws[_WS_SCRATCH:WS_LEN].reshape((MAX_MELDS, SCRATCH_W))
+    scratch = ws[_WS_SCRATCH:_WS_DP].reshape((MAX_MELDS, SCRATCH_W))
     zero = np.int64(0)
+    if (contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1
+            and prm[P_SET_MAX] < 0 and prm[P_T] <= _DP_T and hand[52] <= _DP_J):
+        dp = ws[_WS_DP:_WS_PICK].reshape((_DP_T + 1, _DP_J + 1))
+        pick = ws[_WS_PICK:WS_LEN].reshape((13, _DP_T + 1, _DP_J + 1))
+        _runs_first(zero, pool, np.int64(hand[52]), zero, rem_pen, zero, zero, stack, best_stack, best,
+                    prm, rv, pen, scratch, dp, pick)
+        return best[B_USED]
     _dfs(zero, zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
          zero, stack, best_stack, best, prm, rv, pen, natval, scratch)
     return best[B_USED]

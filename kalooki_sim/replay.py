@@ -1,0 +1,647 @@
+"""Replays: record simulated games move by move, render them as text, validate recorded files.
+
+The closed loop (``rollout.simulate``) only reports results per hand.  To *look* at games — debug
+an agent, explain a strange score, give a person a game to follow — we need every decision.
+``record_games`` plays the same games again in Python, one ``core.step`` at a time, with exactly
+the compiled decisions of ``rollout._play_game`` (same start of game, same per-seat rng keys and
+counters, greedy seats through ``greedy_action`` with a lazily filled ``known`` array, other seats
+through ``legal_mask`` + ``choose_action``), and writes JSON lines (``docs/replay-format.md``).
+
+Records must never drift from the simulator: after each game the recorder compares its per-hand
+results (penalties, winner, end, turns, reshuffles, voids, dealer; totals and match shares in
+"matches" mode) with ``rollout.simulate`` for the same game id and raises ``ReplayDriftError``
+on any difference.  If someone changes ``_play_game`` without changing this file, recording fails
+loudly instead of producing plausible but wrong games.
+
+``validate_replay`` re-applies every recorded action through ``engine.Game`` (no agents needed):
+each action must be legal, its text must be the engine's text for its id, and every derived field
+(deals, drawn cards, hand sizes, penalties, totals) must be what the engine computes.  So other
+tools can trust — or reject, with the line number and the reason — any file they are given.
+``render_replay`` turns a file into readable turn-by-turn text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .agents.base import GREEDY, params_matrix, policy_id, policy_name
+from .agents.compiled import choose_action, greedy_action
+from .cards import parse_card, type_text
+from .engine import core
+from .engine import layout as L
+from .engine.game import Game, _meld_tokens, action_text, parse_action
+from .rng import rng_key
+from .rules import Rules, load_rules
+from .rulevec import R_DOWN_AND_OUT_MULTIPLIER, R_N_ROUNDS, R_PENALTY
+
+__all__ = ["FORMAT", "ReplayError", "ReplayDriftError", "record_games", "render_replay",
+           "validate_replay", "read_replay"]
+
+FORMAT = 1
+"""Version of the JSON-lines format, written as ``format`` in every ``game`` header.  Bump it on
+any change a reader could notice (a field renamed, removed or with another meaning)."""
+
+END_NAMES = {L.EV_WENT_OUT: "went_out", L.EV_TURN_CAP: "turn_cap", L.EV_VOID_CAP: "void_cap",
+             L.EV_VOID: "void_redeal"}
+_END_CODES = {v: k for k, v in END_NAMES.items()}
+
+
+class ReplayError(ValueError):
+    """A replay file is malformed or disagrees with the engine (message names the line)."""
+
+
+class ReplayDriftError(AssertionError):
+    """The Python replay of a game differs from ``rollout.simulate`` (a bug, never the user's).
+
+    An ``AssertionError`` subclass raised explicitly, so the check also runs under ``python -O``."""
+
+
+# ------------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _cards(counts) -> list[str]:
+    """Card texts of a count vector, in type order (clubs, diamonds, hearts, spades; jokers last)."""
+    return [type_text(t) for t in range(L.N_TYPES) for _ in range(int(counts[t]))]
+
+
+def _seat(p) -> str:
+    return f"P{int(p) + 1}"
+
+
+def _rules(rules) -> Rules:
+    return rules if isinstance(rules, Rules) else load_rules(rules)
+
+
+def _jsonable(ev: dict) -> dict:
+    """The event exactly as a reader will see it after a JSON round trip (tuples -> lists, ...)."""
+    return json.loads(json.dumps(ev))
+
+
+def _default_max_steps(rules: Rules, n_hands: int, n_players: int) -> int:
+    # the same cap as rollout.simulate's default, so a game that fails there fails here
+    return n_hands * (int(rules.max_turns_per_hand) + 1) * (6 * n_players + 60) * 4
+
+
+# ------------------------------------------------------------------------------------------------
+# one game on the table: the engine plus the per-hand bookkeeping the events need
+
+
+class _Table:
+    """One game being recorded or validated.
+
+    Starts the game exactly like ``rollout._play_game`` and turns each applied action into the
+    events of the file (``action``, then ``hand_end`` / ``deal`` / ``game_end`` when they happen).
+    Recorder and validator both use it, so what one writes is what the other recomputes.
+    """
+
+    def __init__(self, rules: Rules, n_players: int, seed: int, game_id: int, mode: str, n_hands: int):
+        if mode not in ("hands", "matches"):
+            raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+        self.mode = mode
+        self.game_id = int(game_id)
+        self.game = Game(rules, n_players=n_players, seed=int(seed), game_id=int(game_id),
+                         n_hands=1 if mode == "hands" else int(n_hands))
+        st, rv = self.game.state, self.game.rv
+        if mode == "hands":
+            # as rollout: start_game deals a first hand that is thrown away, then the hand of
+            # round (game_id % n_rounds) is dealt fresh by the same (randomly drawn) dealer
+            core.deal_hand(*st.arrays(), rv, 0, self.game_id % int(rv[R_N_ROUNDS]),
+                           int(st.gs[0, L.G_DEALER]))
+        self.rules = self.game.rules
+        self.n = int(n_players)
+        self.pentab = np.asarray(rv[R_PENALTY:R_PENALTY + L.N_TYPES], dtype=np.int64)
+        self.steps = 0
+        self.resh0 = int(st.gs[0, L.G_TOTAL_RESHUFFLES])
+        self.voids0 = int(st.gs[0, L.G_TOTAL_VOIDS])
+
+    def gs(self, k: int) -> int:
+        return int(self.game.state.gs[0, k])
+
+    @property
+    def terminal(self) -> bool:
+        return self.gs(L.G_TERMINAL) != 0
+
+    def _totals(self) -> list[int]:
+        return [int(x) for x in self.game.state.ps[0, :self.n, L.PS_TOTAL]]
+
+    def _top(self):
+        nd = self.gs(L.G_DISC_N)
+        return type_text(int(self.game.state.disc[0, nd - 1])) if nd > 0 else None
+
+    def deal_event(self) -> dict:
+        st = self.game.state
+        rnd = self.gs(L.G_ROUND)
+        threes, fours = self.rules.contracts[rnd]
+        nd = self.gs(L.G_DISC_N)
+        return {
+            "type": "deal", "game_id": self.game_id, "hand_no": self.gs(L.G_HAND_NO), "round": rnd + 1,
+            "redeal": self.gs(L.G_VOIDS), "dealer": self.gs(L.G_DEALER), "active": self.gs(L.G_ACTIVE),
+            "contract": [int(threes), int(fours)],
+            "hands": [_cards(st.hands[0, p]) for p in range(self.n)],
+            "upcard": type_text(int(st.disc[0, 0])) if nd > 0 else None,
+            "stock": self.gs(L.G_STOCK_N), "totals": self._totals(),
+        }
+
+    def game_end_event(self) -> dict:
+        ev = {"type": "game_end", "game_id": self.game_id, "hands": self.gs(L.G_HANDS_DONE),
+              "steps": self.steps, "totals": self._totals()}
+        if self.mode == "matches":
+            w = self.game.winners()
+            ev["winners"] = w
+            ev["win_share"] = [1.0 / len(w) if p in w else 0.0 for p in range(self.n)]
+        return ev
+
+    def _meld_after(self, a: int) -> list[str]:
+        """Tokens of the table meld a tack or joker move changes, as it lies after the action.
+
+        Played on a copy marked as the last hand, so that going out leaves the table in place
+        (the real game may already have dealt the next hand when we could look)."""
+        cp = self.game.state.copy()
+        cp.gs[0, L.G_LAST_HAND] = cp.gs[0, L.G_HAND_NO]
+        core.step(*cp.arrays(), self.game.rv, 0, a)
+        m = (a - L.A_TACK) // L.N_TYPES if a < L.A_MOVE else (a - L.A_MOVE) // 15
+        return _meld_tokens(cp, 0, m)
+
+    def play(self, a: int) -> list[dict]:
+        """Apply action ``a`` (already known to be legal) and return the events it produces."""
+        st, rv, g = self.game.state, self.game.rv, self.game
+        a = int(a)
+        seat, active = self.gs(L.G_TO_ACT), self.gs(L.G_ACTIVE)
+        phase = self.gs(L.G_PHASE)
+        turn, hno, rnd, dealer = self.gs(L.G_TURN), self.gs(L.G_HAND_NO), self.gs(L.G_ROUND), self.gs(L.G_DEALER)
+        caller = self.gs(L.G_CALLER)
+        hd, resh = self.gs(L.G_HANDS_DONE), self.gs(L.G_TOTAL_RESHUFFLES)
+        laid_before = int(st.ps[0, seat, L.PS_LAID])
+        laid_this_turn = self.gs(L.G_LAID_THIS_TURN)
+        pre = st.hands[0, :self.n].astype(np.int64)
+        top = self._top()
+        text = action_text(st, 0, a)              # before the step: lay-down texts name the plan
+        meld = self._meld_after(a) if a >= L.A_TACK else None
+        err = int(core.step(*st.arrays(), rv, 0, a))
+        if err:
+            raise RuntimeError(f"internal: step rejected {text!r} ({L.ERROR_TEXT.get(err, err)})")
+        g.history.append((seat, text))
+        self.steps += 1
+        ended = self.gs(L.G_HANDS_DONE) > hd
+        voided = not ended and self.gs(L.G_LAST_EVENT) == L.EV_VOID
+        ev = {"type": "action", "game_id": self.game_id, "hand_no": hno, "step": self.steps - 1,
+              "turn": turn, "seat": seat, "active": active, "phase": L.PHASE_NAMES[phase],
+              "action": a, "text": text, "top": top}
+        out = [ev]
+        if ended or voided:
+            # the hands on the table were scored and replaced (next deal) or are final: rebuild
+            # what each seat held when the hand ended from the cards before this last action
+            hs = hno if hno < L.H_MAX else L.H_MAX - 1
+            winner = int(st.hwin[0, hs]) if ended else -1
+            left = pre.copy()
+            if winner == seat:
+                left[seat] = 0
+            elif L.A_DISCARD <= a < L.A_TACK:
+                left[seat, a - L.A_DISCARD] -= 1
+            post_actor = left[seat]
+        else:
+            post = st.hands[0, :self.n].astype(np.int64)
+            post_actor = post[seat]
+        if a in (L.A_DRAW_STOCK, L.A_DRAW_DISCARD, L.A_DENY):
+            ev["drawn"] = [] if (ended or voided) else _cards(np.maximum(post[seat] - pre[seat], 0))
+        if a == L.A_ALLOW:
+            got = np.maximum(post[caller] - pre[caller], 0)
+            got[parse_card(top).type] -= 1                 # the called card is listed first
+            ev["caller"] = caller
+            ev["caller_drew"] = [top] + _cards(got)
+            ev["caller_hand_size"] = int(post[caller].sum())
+        if meld is not None:
+            ev["meld"] = meld
+        ev["hand_size"] = int(post_actor.sum())
+        if self.gs(L.G_TOTAL_RESHUFFLES) > resh:
+            ev["reshuffled"] = self.gs(L.G_TOTAL_RESHUFFLES) - resh
+        if ended or voided:
+            ev["end"] = END_NAMES[self.gs(L.G_LAST_EVENT)]
+        if ended:
+            down_and_out = winner >= 0 and (laid_this_turn == 1 or (L.A_LAY <= a < L.A_DISCARD and laid_before == 0))
+            mult = int(rv[R_DOWN_AND_OUT_MULTIPLIER]) if down_and_out else 1
+            pens = [int(x) for x in st.hscore[0, hs, :self.n]]
+            expect = [0 if p == winner else int(left[p] @ self.pentab) * mult for p in range(self.n)]
+            if pens != expect:
+                raise RuntimeError(f"internal: game {self.game_id} hand {hno}: engine penalties {pens} "
+                                   f"but the cards left give {expect}")
+            out.append({
+                "type": "hand_end", "game_id": self.game_id, "hand_no": hno, "round": rnd + 1,
+                "dealer": dealer, "end": END_NAMES[self.gs(L.G_LAST_EVENT)],
+                "winner": winner if winner >= 0 else None, "multiplier": mult, "turns": turn + 1,
+                "reshuffles": self.gs(L.G_TOTAL_RESHUFFLES) - self.resh0,
+                "voids": self.gs(L.G_TOTAL_VOIDS) - self.voids0,
+                "left": [_cards(left[p]) for p in range(self.n)], "penalties": pens,
+                "totals": self._totals(),
+            })
+            self.resh0 = self.gs(L.G_TOTAL_RESHUFFLES)
+            self.voids0 = self.gs(L.G_TOTAL_VOIDS)
+        if self.terminal:
+            out.append(self.game_end_event())
+        elif ended or voided:
+            out.append(self.deal_event())
+        return out
+
+
+# ------------------------------------------------------------------------------------------------
+# recording
+
+
+def _header(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, dealer) -> dict:
+    return {
+        "type": "game", "format": FORMAT, "variant": rules.name, "rules_digest": rules.digest(),
+        "seed": int(seed), "game_id": int(game_id), "mode": mode, "players": int(n_players),
+        "agents": [policy_name(int(p)) for p in pol], "params": [[float(x) for x in row] for row in pm],
+        "hands": int(n_hands), "dealer": int(dealer), "rules": rules.to_dict(),
+    }
+
+
+def _record_one(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, max_steps) -> list[dict]:
+    """Play one game with the compiled policies, mirroring ``rollout._play_game`` decision for
+    decision (any change there must be copied here; ``_check_drift`` catches a forgotten one)."""
+    t = _Table(rules, n_players, seed, game_id, mode, n_hands)
+    st, rv = t.game.state, t.game.rv
+    A = st.arrays()
+    events = [_header(rules, n_players, pol, pm, seed, game_id, mode, n_hands, t.gs(L.G_DEALER)),
+              t.deal_event()]
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    keys = np.zeros(L.P_MAX, dtype=np.uint64)
+    ctrs = np.zeros(L.P_MAX, dtype=np.int64)
+    for p in range(n_players):
+        keys[p] = np.uint64(rng_key(seed, game_id, core.STREAM_POLICY_BASE + p))
+    known = np.empty(L.N_ACTIONS, dtype=np.int8)
+    for _ in range(max_steps):
+        if t.terminal:
+            break
+        seat = t.gs(L.G_TO_ACT)
+        if pol[seat] == GREEDY:
+            known.fill(-1)
+            a = int(greedy_action(pm[seat], *A, rv, 0, seat, known, keys[seat], ctrs[seat:seat + 1]))
+        else:
+            k = core.legal_mask(*A, rv, 0, mask)
+            a = int(choose_action(pol[seat], pm[seat], *A, rv, 0, seat, mask, k, keys[seat],
+                                  ctrs[seat:seat + 1]))
+            if 0 <= a < L.N_ACTIONS and not mask[a]:
+                a = -1
+        if not 0 <= a < L.N_ACTIONS or core.check_action(*A, rv, 0, a) != 0:
+            raise RuntimeError(f"game {game_id}: {_seat(seat)} ({policy_name(int(pol[seat]))}) chose "
+                               f"illegal action {a}")
+        events += t.play(a)
+    else:
+        if not t.terminal:
+            raise RuntimeError(f"game {game_id}: max_steps={max_steps} reached before the game ended")
+    return events
+
+
+def _check_drift(rules, n_players, pol, pm, seed, game_id, mode, n_hands, events) -> None:
+    """Raise ``ReplayDriftError`` unless the recorded hands are exactly what ``simulate`` reports."""
+    from .rollout import simulate
+
+    out = simulate(rules, n_players, list(pol), pm, 1, seed, mode=mode, first_game_id=game_id,
+                   hands_per_game=None if mode == "hands" else n_hands)
+    rows, mrows = out if isinstance(out, tuple) else (out, None)
+    ends = [e for e in events if e["type"] == "hand_end"]
+    n = n_players
+    problems = []
+    if len(rows["seat"]) != len(ends) * n:
+        problems.append(f"{len(rows['seat']) // n} hands in simulate, {len(ends)} recorded")
+    else:
+        for i, e in enumerate(ends):
+            sl = slice(i * n, (i + 1) * n)
+            sim = {
+                "hand_no": int(rows["hand_no"][sl][0]), "dealer": int(rows["dealer"][sl][0]),
+                "turns": int(rows["turns"][sl][0]), "reshuffles": int(rows["reshuffles"][sl][0]),
+                "voids": int(rows["voids"][sl][0]), "end": int(rows["end_event"][sl][0]),
+                "penalties": [int(x) for x in rows["penalty"][sl]],
+                "won": [int(x) for x in rows["won"][sl]],
+            }
+            rec = {
+                "hand_no": e["hand_no"], "dealer": e["dealer"], "turns": e["turns"],
+                "reshuffles": e["reshuffles"], "voids": e["voids"], "end": _END_CODES[e["end"]],
+                "penalties": e["penalties"], "won": [1 if e["winner"] == p else 0 for p in range(n)],
+            }
+            for k in sim:
+                if sim[k] != rec[k]:
+                    problems.append(f"hand {e['hand_no']}: {k} simulate {sim[k]} vs replay {rec[k]}")
+    if mrows is not None:
+        end = events[-1]
+        tot = [int(x) for x in mrows["total"]]
+        share = [float(x) for x in mrows["match_win_share"]]
+        if tot != end["totals"]:
+            problems.append(f"totals simulate {tot} vs replay {end['totals']}")
+        if not np.allclose(share, end["win_share"]):
+            problems.append(f"match win shares simulate {share} vs replay {end['win_share']}")
+    if problems:
+        raise ReplayDriftError(f"replay of game {game_id} (seed {seed}) drifted from rollout.simulate: "
+                               + "; ".join(problems) + " -- kalooki_sim/replay.py must mirror rollout._play_game")
+
+
+def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iterable[int],
+                 mode: str = "hands", path=None, *, params=None, hands_per_game: int | None = None,
+                 max_steps: int | None = None) -> list[dict]:
+    """Record games ``game_ids`` as ``rollout.simulate`` plays them; return the events (dicts).
+
+    ``rules``: a ``Rules`` or a variant name; ``seat_policies``: policy names or ids, one per seat;
+    ``params``: as for ``simulate`` (``None`` = defaults).  ``mode`` "hands" plays the hand of round
+    ``game_id % n_rounds + 1``; "matches" a whole match of ``hands_per_game`` (default: the rules'
+    ``n_hands``) hands.  With ``path`` the events are also written there as JSON lines
+    (``docs/replay-format.md``).  Raises ``ReplayDriftError`` if a recorded game differs in any
+    per-hand result from ``simulate`` for the same game id.
+    """
+    rules = _rules(rules)
+    n_players = int(n_players)
+    if len(seat_policies) != n_players:
+        raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
+    pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
+    pm = params_matrix(list(pol), params)
+    if mode == "hands":
+        if hands_per_game not in (None, 1):
+            raise ValueError("mode 'hands' plays exactly one hand per game")
+        n_hands = 1
+    elif mode == "matches":
+        n_hands = int(hands_per_game) if hands_per_game is not None else int(rules.n_hands)
+    else:
+        raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+    if max_steps is None:
+        max_steps = _default_max_steps(rules, n_hands, n_players)
+    events: list[dict] = []
+    for gid in game_ids:
+        ev = _record_one(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, int(max_steps))
+        _check_drift(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, ev)
+        events += ev
+    if path is not None:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "w", encoding="utf-8") as f:
+            for ev in events:
+                f.write(json.dumps(ev) + "\n")
+    return events
+
+
+# ------------------------------------------------------------------------------------------------
+# reading
+
+
+def read_replay(path_or_lines) -> Iterator[tuple[int, dict]]:
+    """(line number, event) pairs of a replay: a file path, or an iterable of JSON strings or
+    event dicts (as ``record_games`` returns).  Blank lines are skipped."""
+    if isinstance(path_or_lines, (str, Path)):
+        with open(path_or_lines, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    else:
+        lines = path_or_lines
+    for i, line in enumerate(lines, 1):
+        if isinstance(line, dict):
+            yield i, line
+            continue
+        if not line.strip():
+            continue
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ReplayError(f"line {i}: not a JSON object ({e.msg})") from None
+        if not isinstance(ev, dict) or "type" not in ev:
+            raise ReplayError(f"line {i}: not an event (a JSON object with a 'type' field)")
+        yield i, ev
+
+
+# ------------------------------------------------------------------------------------------------
+# validating
+
+
+def _rules_of(ln: int, hdr: dict) -> Rules:
+    """The rules a header names, checked against its digest (a preset by name, else the preset
+    rebuilt with the recorded knob values, so files of custom rules validate too)."""
+    digest = hdr.get("rules_digest")
+    name = hdr.get("variant", "caribbean")
+    try:
+        r = load_rules(name)
+        if r.digest() == digest:
+            return r
+        if isinstance(hdr.get("rules"), dict):
+            knobs = {k: v for k, v in hdr["rules"].items() if k != "name"}
+            r = r.replace(**knobs)
+            if r.digest() == digest:
+                return r
+    except (ValueError, TypeError) as e:
+        raise ReplayError(f"line {ln}: cannot rebuild the rules {name!r}: {e}") from None
+    raise ReplayError(f"line {ln}: rules digest {digest} does not match variant {name!r} "
+                      f"(digest {load_rules(name).digest()}) or the recorded rules")
+
+
+def _compare(ln: int, recorded: dict, expected: dict) -> None:
+    expected = _jsonable(expected)
+    if recorded.get("type") != expected["type"]:
+        raise ReplayError(f"line {ln}: expected a {expected['type']!r} event here, found "
+                          f"{recorded.get('type')!r}")
+    for k in sorted(set(recorded) | set(expected)):
+        if recorded.get(k, "<missing>") != expected.get(k, "<missing>"):
+            raise ReplayError(f"line {ln}: {expected['type']} field {k!r} is {recorded.get(k, '<missing>')!r}, "
+                              f"the engine says {expected.get(k, '<missing>')!r}")
+
+
+def _check_action(ln: int, t: _Table, ev: dict) -> int:
+    """The id of a recorded action after checking it is legal here and named as the engine names it."""
+    st, rv = t.game.state, t.game.rv
+    for k in ("seat", "phase", "action", "text"):
+        if k not in ev:
+            raise ReplayError(f"line {ln}: action without {k!r}")
+    if ev["seat"] != t.gs(L.G_TO_ACT):
+        raise ReplayError(f"line {ln}: {_seat(ev['seat']) if isinstance(ev['seat'], int) else ev['seat']} "
+                          f"acts, but it is {_seat(t.gs(L.G_TO_ACT))}'s decision")
+    if ev["phase"] != L.PHASE_NAMES[t.gs(L.G_PHASE)]:
+        raise ReplayError(f"line {ln}: phase {ev['phase']!r}, but the game is in phase "
+                          f"{L.PHASE_NAMES[t.gs(L.G_PHASE)]!r}")
+    a = ev["action"]
+    if not isinstance(a, int) or not 0 <= a < L.N_ACTIONS:
+        raise ReplayError(f"line {ln}: no such action id {a!r}")
+    err = int(core.check_action(*st.arrays(), rv, 0, a))
+    if err:
+        raise ReplayError(f"line {ln}: illegal action {ev['text']!r} (id {a}) by {_seat(ev['seat'])}: "
+                          f"{L.ERROR_TEXT.get(err, err)}")
+    text = action_text(st, 0, a)
+    if ev["text"] != text:
+        raise ReplayError(f"line {ln}: action {a} is {text!r} here, the file says {ev['text']!r}")
+    try:
+        back = parse_action(st, 0, text, rv)
+    except ValueError as e:
+        back = f"unparsable ({e})"
+    if back != a:
+        raise ReplayError(f"line {ln}: internal: text {text!r} parses to {back}, not {a}")
+    return a
+
+
+def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
+    """Check a replay against the engine; return ``{"games", "hands", "actions"}`` counts.
+
+    Every game is re-dealt from its seed and game id, every action re-applied through the engine
+    (legal, by the seat whose decision it is, with the engine's text), and every event compared
+    field by field with what the engine computes (deals, drawn cards, hand sizes, penalties,
+    totals, match winners).  ``check_agents=True`` also re-records each game with the agents
+    and parameters of its header and requires the same decisions.  Raises ``ReplayError`` naming
+    the first offending line.
+    """
+    events = list(read_replay(path_or_lines))
+    i = 0
+    counts = {"games": 0, "hands": 0, "actions": 0}
+    while i < len(events):
+        ln, hdr = events[i]
+        if hdr.get("type") != "game":
+            raise ReplayError(f"line {ln}: expected a 'game' header, found {hdr.get('type')!r}")
+        if hdr.get("format") != FORMAT:
+            raise ReplayError(f"line {ln}: replay format {hdr.get('format')!r}; this reader knows format {FORMAT}")
+        try:
+            rules = _rules_of(ln, hdr)
+            t = _Table(rules, hdr["players"], hdr["seed"], hdr["game_id"], hdr["mode"], hdr["hands"])
+        except KeyError as e:
+            raise ReplayError(f"line {ln}: game header without {e.args[0]!r}") from None
+        except (ValueError, NotImplementedError) as e:
+            if isinstance(e, ReplayError):
+                raise
+            raise ReplayError(f"line {ln}: cannot start the game: {e}") from None
+        if hdr.get("dealer") != t.gs(L.G_DEALER):
+            raise ReplayError(f"line {ln}: dealer {hdr.get('dealer')!r}, the engine deals with "
+                              f"{t.gs(L.G_DEALER)}")
+        start = i
+        i += 1
+        pending = [t.deal_event()]
+        while True:
+            for exp in pending:
+                if i >= len(events):
+                    raise ReplayError(f"game {t.game_id} ends early: a {exp['type']!r} event is missing at the end")
+                _compare(events[i][0], events[i][1], exp)
+                counts["hands"] += exp["type"] == "hand_end"
+                i += 1
+            if t.terminal:
+                break
+            if i >= len(events):
+                raise ReplayError(f"game {t.game_id} ends early: the game is not over after line {events[-1][0]}")
+            ln, ev = events[i]
+            if ev.get("type") != "action":
+                raise ReplayError(f"line {ln}: expected an 'action' event, found {ev.get('type')!r}")
+            a = _check_action(ln, t, ev)
+            pending = t.play(a)
+            counts["actions"] += 1
+        counts["games"] += 1
+        if check_agents:
+            again = record_games(rules, hdr["players"], hdr["agents"], hdr["seed"], [hdr["game_id"]],
+                                 hdr["mode"], params=hdr.get("params"),
+                                 hands_per_game=None if hdr["mode"] == "hands" else hdr["hands"])
+            for (ln, ev), exp in zip(events[start:i], again):
+                if ev != _jsonable(exp):
+                    raise ReplayError(f"line {ln}: the recorded agents would not have played this "
+                                      f"({exp.get('text', exp['type'])!r} expected)")
+    if counts["games"] == 0:
+        raise ReplayError("no games in the replay")
+    return counts
+
+
+# ------------------------------------------------------------------------------------------------
+# rendering
+
+
+def _contract_text(c) -> str:
+    threes, fours = c
+    parts = []
+    if threes:
+        parts.append(f"{threes} three{'s' if threes > 1 else ''}")
+    if fours:
+        parts.append(f"{fours} four{'s' if fours > 1 else ''}")
+    return " + ".join(parts) or "none"
+
+
+def _hand_text(cards) -> str:
+    return " ".join(cards) if cards else "-"
+
+
+def _n_cards(k) -> str:
+    return f"{k} card{'s' if k != 1 else ''}"
+
+
+def _action_line(ev: dict, n_melds: int) -> str:
+    """One decision as text; ``n_melds`` = table melds before it (lay-downs say which numbers
+    their melds get, so a later "tack 9H on 3" can be followed)."""
+    who = _seat(ev["seat"])
+    a, text = ev["action"], ev["text"]
+    if a in (L.A_PASS, L.A_CALL):
+        body = f"{text} on {ev['top']}"
+    elif a == L.A_ALLOW:
+        c, got = ev["caller"], ev["caller_drew"]
+        extra = f" + {_hand_text(got[1:])} from the stock" if len(got) > 1 else ""
+        body = f"allow: {_seat(c)} takes {got[0]}{extra} ({_seat(c)}: {_n_cards(ev['caller_hand_size'])})"
+    elif a in (L.A_DENY, L.A_DRAW_STOCK, L.A_DRAW_DISCARD):
+        got = _hand_text(ev["drawn"]) if ev["drawn"] else "nothing"
+        body = f"{text}: {got} ({_n_cards(ev['hand_size'])})"
+    elif L.A_LAY <= a < L.A_DISCARD:
+        k = text.count("[")
+        nums = f"meld {n_melds + 1}" if k == 1 else f"melds {n_melds + 1}-{n_melds + k}"
+        body = f"{text} as {nums} ({_n_cards(ev['hand_size'])})"
+    elif "meld" in ev:
+        body = f"{text} -> [{' '.join(ev['meld'])}] ({_n_cards(ev['hand_size'])})"
+    else:
+        body = f"{text} ({_n_cards(ev['hand_size'])})"
+    if ev.get("reshuffled"):
+        body += " [stock rebuilt from the discards]"
+    body += {"went_out": " -- goes out", "void_redeal": " -- stock exhausted: deal void, redealt",
+             "void_cap": " -- stock exhausted, no redeals left", "turn_cap": " -- turn limit reached",
+             None: ""}.get(ev.get("end"), f" -- {ev.get('end')}")
+    mark = " " if ev["seat"] == ev["active"] else "*"     # * = decision outside one's own turn
+    return f"  {ev['turn'] + 1:>3} {mark}{who}  {body}"
+
+
+def render_replay(path_or_lines) -> str:
+    """Readable turn-by-turn text of a replay (a path, JSON lines, or ``record_games`` events).
+
+    Seats are shown as P1..Pn, turns from 1; ``*`` marks a decision taken outside one's own turn
+    (a call or pass in the call window)."""
+    out: list[str] = []
+    n = 0
+    n_melds = 0
+    for _, ev in read_replay(path_or_lines):
+        typ = ev.get("type")
+        if typ == "game":
+            n = ev["players"]
+            if out:
+                out.append("")
+            out.append(f"=== game {ev['game_id']}: {ev['variant']} (rules {ev['rules_digest']}), seed {ev['seed']}, "
+                       f"{ev['mode']} mode, {n} players")
+            out.append("    seats: " + ", ".join(f"{_seat(p)} {a}" for p, a in enumerate(ev["agents"])))
+        elif typ == "deal":
+            n_melds = 0
+            redeal = f" (redeal {ev['redeal']} after a void deal)" if ev["redeal"] else ""
+            out.append("")
+            out.append(f"--- hand {ev['hand_no'] + 1}, round {ev['round']} (contract {_contract_text(ev['contract'])}), "
+                       f"dealer {_seat(ev['dealer'])}{redeal}")
+            for p, cards in enumerate(ev["hands"]):
+                out.append(f"    {_seat(p)}: {_hand_text(cards)}")
+            up = f"upcard {ev['upcard']}, " if ev["upcard"] else ""
+            out.append(f"    {up}stock {ev['stock']}; {_seat(ev['active'])} plays first")
+        elif typ == "action":
+            out.append(_action_line(ev, n_melds))
+            if L.A_LAY <= ev["action"] < L.A_DISCARD:
+                n_melds += ev["text"].count("[")
+        elif typ == "hand_end":
+            w = ev["winner"]
+            how = {"went_out": f"{_seat(w) if w is not None else '?'} went out",
+                   "turn_cap": "turn limit, scored as it stands",
+                   "void_cap": "void deals exhausted, scored as it stands"}.get(ev["end"], ev["end"])
+            extra = f", down and out x{ev['multiplier']}" if ev["multiplier"] != 1 else ""
+            out.append(f"--- hand {ev['hand_no'] + 1} over: {how} after {ev['turns']} turns{extra}; "
+                       f"reshuffles {ev['reshuffles']}, voids {ev['voids']}")
+            for p in range(n):
+                out.append(f"    {_seat(p)} {ev['penalties'][p]:>4}  {_hand_text(ev['left'][p])}")
+            out.append("    totals: " + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(ev["totals"])))
+        elif typ == "game_end":
+            line = (f"=== game {ev['game_id']} over after {ev['hands']} hand(s), {ev['steps']} decisions: totals "
+                    + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(ev["totals"])))
+            if "winners" in ev:
+                line += "; winner(s) " + " ".join(_seat(p) for p in ev["winners"])
+            out.append(line)
+        else:
+            out.append(f"?? unknown event {typ!r}")
+    return "\n".join(out) + "\n"
