@@ -105,9 +105,10 @@ def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
     top = max(1, int(hands["penalty"].quantile(0.99)))
     bins = np.linspace(0, top, 40)
     for agent, g in hands.groupby("agent"):
-        ax.hist(g["penalty"].clip(upper=top), bins=bins, histtype="step", density=True, label=f"{agent} (n={len(g)})")
+        x = g["penalty"].clip(upper=top)
+        ax.hist(x, bins=bins, histtype="step", weights=np.full(len(x), 1.0 / len(x)), label=f"{agent} (n={len(g)})")
     ax.set_xlabel("penalty points left in hand at the end of the hand")
-    ax.set_ylabel("share of hands")
+    ax.set_ylabel("share of the agent's hands (last bin: 99th percentile and above)")
     ax.set_title("Penalty per hand by agent")
     ax.legend()
     fig.tight_layout()
