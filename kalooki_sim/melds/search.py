@@ -159,7 +159,32 @@ def _usable_jokers(jk):
 
 
 @njit
+def _joker_absorbable(stack, depth, prm):
+    """Could a spare joker join a meld on the stack (a set below its maximum, a run end)?"""
+    for i in range(depth):
+        if stack[i, 0] == K_SET:
+            size = stack[i, 2] + stack[i, 3] + stack[i, 4] + stack[i, 5] + stack[i, 6]
+            if size < prm[P_SET_MAX] and (prm[P_SET_DUP] == 1 or size < 4):
+                return True
+        elif stack[i, 0] == K_RUN:
+            lo = stack[i, 2]
+            hi = stack[i, 3]
+            if hi - lo + 1 >= prm[P_RUN_MAX]:
+                continue
+            jm = stack[i, 4]
+            if lo - 1 >= prm[P_LO_MIN] and not (lo - 1 == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
+                if prm[P_ADJ_OK] == 1 or ((jm >> lo) & 1) == 0:
+                    return True
+            if hi + 1 <= prm[P_HI_MAX] and not (lo == 1 and hi + 1 == 14 and prm[P_BOTH_OK] == 0):
+                if prm[P_ADJ_OK] == 1 or ((jm >> hi) & 1) == 0:
+                    return True
+    return False
+
+
+@njit
 def _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
+    if jk > 0 and prm[P_SET_MAX] >= 0 and prm[P_JSET] == 0 and _joker_absorbable(stack, depth, prm):
+        return   # a spare joker fits a meld: that richer lay-down is searched in another branch
     if prm[P_CONTRACT] == 1:
         if prm[P_EXTRA] == 1:
             if nsets < prm[P_T] or nruns < prm[P_F]:
@@ -376,6 +401,40 @@ def _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask):
 
 
 @njit
+def _absorbable(t, stack, depth, prm):
+    """Could one copy of natural t be added to a meld on the stack, keeping it legal?"""
+    s = t // 13
+    r = t % 13
+    for i in range(depth):
+        kind = stack[i, 0]
+        if kind == K_SET:
+            if stack[i, 1] != r:
+                continue
+            size = stack[i, 2] + stack[i, 3] + stack[i, 4] + stack[i, 5] + stack[i, 6]
+            if prm[P_SET_MAX] >= 0 and size >= prm[P_SET_MAX]:
+                continue
+            if prm[P_SET_DUP] == 0 and (stack[i, 2 + s] > 0 or size >= 4):
+                continue
+            return True
+        elif kind == K_RUN:
+            if stack[i, 1] != s:
+                continue
+            lo = stack[i, 2]
+            hi = stack[i, 3]
+            if hi - lo + 1 >= prm[P_RUN_MAX]:
+                continue
+            for pi in range(2):
+                p = _natural_pos(r, pi, prm)
+                if p < 0:
+                    continue
+                if p == lo - 1 and not (p == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
+                    return True
+                if p == hi + 1 and not (lo == 1 and p == 14 and prm[P_BOTH_OK] == 0):
+                    return True
+    return False
+
+
+@njit
 def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
          stack, best_stack, best, prm, rv, pen, natval, scratch):
     """``kmin``: melds holding another copy of t are taken in non-decreasing key order, so two
@@ -547,7 +606,10 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
             for s2 in range(4):
                 pool[s2 * 13 + r] += take[s2]
 
-    # ---- every remaining copy of t stays in hand
+    # ---- every remaining copy of t stays in hand -- unless a meld already laid could take t:
+    # then the same lay-down with t added is strictly better and is searched in another branch
+    if _absorbable(t, stack, depth, prm):
+        return 0
     c = pool[t]
     pool[t] = 0
     _dfs(t + 1, np.int64(0), pool, jk, used, rem_pen - c * pen[t], rem_cnt - c, val, rem_val - c * natval[t],
