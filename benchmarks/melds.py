@@ -24,17 +24,19 @@ from kalooki_sim import load_rules
 from kalooki_sim.cards import counts_of
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.reference import ref_best_lay_down
-from kalooki_sim.melds.search import MAX_MELDS, REC, best_lay_down_counts
+from kalooki_sim.melds.search import MAX_MELDS, REC, best_lay_down_counts, best_lay_down_ws, new_workspace
 from kalooki_sim.testing import random_test_hand, uniform_hand
 
 
-@njit
+@njit(cache=False)   # compiled per run: a cached copy would not notice edits to the search
 def _repeat(hand, rv, round_idx, reps):
+    """The engine's way of calling the search: one reused workspace, no allocation per call."""
     best_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
     best = np.zeros(4, dtype=np.int64)
+    ws = new_workspace()
     acc = 0
     for _ in range(reps):
-        acc += best_lay_down_counts(hand, rv, round_idx, best_stack, best)
+        acc += best_lay_down_ws(hand, rv, round_idx, best_stack, best, ws)
     return acc
 
 

@@ -62,7 +62,9 @@ P_PJ = 18
 P_JSET = 19
 P_JSET_VAL = 20
 P_MAXJVAL = 21
-N_PRM = 22
+P_UB_SETS = 22      # runs-first search: most penalty the contract's sets could hold (whole hand)
+P_SUITPEN = 23      # ... and penalty of the hand's naturals in suits s..3, for s = 0..4 (5 slots)
+N_PRM = 28
 
 SET_KEY_BASE = 1 << 40   # set keys sort after every run key
 
@@ -720,6 +722,67 @@ def _meldable(hand, t, prm):
 # then the sets in closed form.
 
 @njit
+def _sets_leaf_01(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv, pen,
+                  T, buf):
+    """``_sets_leaf`` when a set needs at most one joker (Caribbean: 3 cards, 2 naturals): take the
+    best ``T - k`` ranks that need none and the best ``k`` that need one, for the best k <= jokers."""
+    # buf rows: 0 = penalties of joker-free ranks (sorted desc), 1 = their ranks, 2/3 the same for
+    # ranks that need a joker; only the best T of each are kept
+    n0 = 0
+    n1 = 0
+    for r in range(13):
+        if (rmask >> r) & 1:
+            continue
+        n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+        if n_r < prm[P_SET_MIN_NAT]:
+            continue
+        p_r = pool[r] * pen[r] + pool[13 + r] * pen[13 + r] + pool[26 + r] * pen[26 + r] + pool[39 + r] * pen[39 + r]
+        row = 0 if n_r >= prm[P_SET_MIN] else 2
+        n = n0 if row == 0 else n1
+        i = n if n < T else T - 1
+        if n >= T and p_r <= buf[row, T - 1]:
+            continue
+        while i > 0 and buf[row, i - 1] < p_r:
+            buf[row, i] = buf[row, i - 1]
+            buf[row + 1, i] = buf[row + 1, i - 1]
+            i -= 1
+        buf[row, i] = p_r
+        buf[row + 1, i] = r
+        if row == 0:
+            n0 = min(n0 + 1, T)
+        else:
+            n1 = min(n1 + 1, T)
+    best_k = -1
+    best_v = -1
+    for k in range(min(T, jk, n1) + 1):
+        if T - k > n0:
+            continue
+        v = 0
+        for i in range(T - k):
+            v += buf[0, i]
+        for i in range(k):
+            v += buf[2, i]
+        if v > best_v:
+            best_v = v
+            best_k = k
+    if best_k < 0 or used + best_v + jk * prm[P_PJ] <= best[B_USED]:
+        return
+    d = depth
+    for i in range(T):
+        from_one = i >= T - best_k
+        r = buf[3, i - (T - best_k)] if from_one else buf[1, i]
+        stack[d, 0] = K_SET
+        stack[d, 1] = r
+        for s2 in range(4):
+            stack[d, 2 + s2] = pool[s2 * 13 + r]
+        stack[d, 6] = 1 if from_one else 0
+        stack[d, 7] = 0
+        d += 1
+    _leaf(jk - best_k, used + best_v + best_k * prm[P_PJ], 0, nsets + T, nruns, d, stack, best_stack,
+          best, prm, rv)
+
+
+@njit
 def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv, pen,
                dp, pick):
     """Best choice of the contract's remaining sets from what the runs left, exactly.
@@ -730,6 +793,35 @@ def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, be
     T = prm[P_T] - nsets
     if T <= 0:
         _leaf(jk, used, 0, nsets, nruns, depth, stack, best_stack, best, prm, rv)
+        return
+    # quick bound first: the T richest eligible ranks, jokers ignored
+    t1 = t2 = t3 = t4 = 0
+    n_ok = 0
+    for r in range(13):
+        if (rmask >> r) & 1:
+            continue
+        n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+        if n_r < prm[P_SET_MIN_NAT]:
+            continue
+        n_ok += 1
+        p_r = pool[r] * pen[r] + pool[13 + r] * pen[13 + r] + pool[26 + r] * pen[26 + r] + pool[39 + r] * pen[39 + r]
+        if p_r > t1:
+            t1, t2, t3, t4 = p_r, t1, t2, t3
+        elif p_r > t2:
+            t2, t3, t4 = p_r, t2, t3
+        elif p_r > t3:
+            t3, t4 = p_r, t3
+        elif p_r > t4:
+            t4 = p_r
+    if n_ok < T:
+        return
+    if T <= 4:
+        top = t1 + (t2 if T > 1 else 0) + (t3 if T > 2 else 0) + (t4 if T > 3 else 0)
+        if used + top + jk * prm[P_PJ] <= best[B_USED]:
+            return
+    if prm[P_SET_MIN] - prm[P_SET_MIN_NAT] <= 1:
+        _sets_leaf_01(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv,
+                      pen, T, dp)
         return
     # dp[k, b]: best penalty of k picked ranks using b jokers, over ranks 0..r; pick[r, k, b] marks it
     NEG = -(1 << 40)
@@ -787,6 +879,31 @@ def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, be
 
 
 @njit
+def _top_rank_penalty(hand, pen, T, min_nat):
+    """Sum of the T largest per-rank penalties among ranks held at least ``min_nat`` times."""
+    total = 0
+    taken = 0
+    for _ in range(T):
+        best_r = -1
+        best_p = -1
+        for r in range(13):
+            if (taken >> r) & 1:
+                continue
+            n_r = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
+            if n_r < min_nat:
+                continue
+            p_r = hand[r] * pen[r] + hand[13 + r] * pen[13 + r] + hand[26 + r] * pen[26 + r] + hand[39 + r] * pen[39 + r]
+            if p_r > best_p:
+                best_p = p_r
+                best_r = r
+        if best_r < 0:
+            break
+        taken |= 1 << best_r
+        total += best_p
+    return total
+
+
+@njit
 def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, best, prm, rv, pen,
                 scratch, dp, pick):
     """Choose the contract's runs suit by suit (or no run in suit s), then the sets exactly."""
@@ -794,6 +911,9 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
     if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
         return 0
     F = prm[P_F]
+    # runs can only still use suits s..3, sets at most the T richest ranks
+    if used + prm[P_UB_SETS] + prm[P_SUITPEN + s] + jk * prm[P_PJ] <= best[B_USED]:
+        return 0
     if nruns == F:
         _sets_leaf(pool, jk, used, 0, nruns, 0, depth, stack, best_stack, best, prm, rv, pen, dp, pick)
         return 0
@@ -807,12 +927,22 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
     for q in range(lo_min, hi_max + 1):
         if pool[_pos_type(s, q)] > 0:
             avail |= 1 << q
-    suit_pen = 0
-    for u in range(s * 13, s * 13 + 13):
-        suit_pen += pool[u] * pen[u]
     ace = s * 13
-    for lo in range(lo_min, hi_max - prm[P_RUN_MIN] + 2):
-        for hi in range(min(hi_max, lo + prm[P_RUN_MAX] - 1), lo + prm[P_RUN_MIN] - 2, -1):
+    w = prm[P_RUN_MIN]
+    for lo in range(lo_min, hi_max - w + 2):
+        # the shortest run from lo must fit the jokers; then reach up as far as the jokers allow
+        first = ((1 << (lo + w)) - 1) ^ ((1 << lo) - 1)
+        gaps = w - _popcount16(avail & first)
+        if gaps > jk:
+            continue
+        hi_reach = lo + w - 1
+        for q in range(lo + w, min(hi_max, lo + prm[P_RUN_MAX] - 1) + 1):
+            if ((avail >> q) & 1) == 0:
+                if gaps == jk:
+                    break
+                gaps += 1
+            hi_reach = q
+        for hi in range(hi_reach, lo + w - 2, -1):
             if lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0:
                 continue
             n = hi - lo + 1
@@ -886,8 +1016,8 @@ _WS_STACK = _WS_POOL + 53
 _WS_SCRATCH = _WS_STACK + MAX_MELDS * REC
 SCRATCH_W = 48
 _WS_DP = _WS_SCRATCH + MAX_MELDS * SCRATCH_W
-_DP_T = 13          # sets per contract the closed-form set choice handles
-_DP_J = 12          # jokers in hand it handles
+_DP_T = 8           # sets per contract the closed-form set choice handles
+_DP_J = 8           # jokers in hand it handles
 _WS_PICK = _WS_DP + (_DP_T + 1) * (_DP_J + 1)
 WS_LEN = _WS_PICK + 13 * (_DP_T + 1) * (_DP_J + 1)
 
@@ -922,6 +1052,30 @@ def best_lay_down_ws(hand, rv, round_idx, best_stack, best, ws):
     pen = rv[R_PENALTY:R_PENALTY + 53]
     natval = ws[_WS_NATVAL:_WS_POOL]
     pool = ws[_WS_POOL:_WS_STACK]
+    stack = ws[_WS_STACK:_WS_SCRATCH].reshape((MAX_MELDS, REC))
+    scratch = ws[_WS_SCRATCH:_WS_DP].reshape((MAX_MELDS, SCRATCH_W))
+    zero = np.int64(0)
+    if (contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1
+            and prm[P_SET_MAX] < 0 and prm[P_T] <= _DP_T and hand[52] <= _DP_J):
+        # runs first, sets in closed form: cheap enough that the unmeldable-card filter below
+        # would cost more than it saves
+        rem_pen = 0
+        for t in range(52):
+            pool[t] = hand[t]
+            rem_pen += hand[t] * pen[t]
+        pool[52] = 0
+        for s in range(4, -1, -1):
+            prm[P_SUITPEN + s] = 0
+            if s < 4:
+                prm[P_SUITPEN + s] = prm[P_SUITPEN + s + 1]
+                for u in range(s * 13, s * 13 + 13):
+                    prm[P_SUITPEN + s] += hand[u] * pen[u]
+        prm[P_UB_SETS] = _top_rank_penalty(hand, pen, prm[P_T], prm[P_SET_MIN_NAT])
+        dp = ws[_WS_DP:_WS_PICK].reshape((_DP_T + 1, _DP_J + 1))
+        pick = ws[_WS_PICK:WS_LEN].reshape((13, _DP_T + 1, _DP_J + 1))
+        _runs_first(zero, pool, np.int64(hand[52]), zero, rem_pen, zero, zero, stack, best_stack, best,
+                    prm, rv, pen, scratch, dp, pick)
+        return best[B_USED]
     rem_pen = 0
     rem_cnt = 0
     rem_val = 0
@@ -936,16 +1090,6 @@ def best_lay_down_ws(hand, rv, round_idx, best_stack, best, ws):
             rem_val += hand[t] * natval[t]
     if not contract and rem_val + hand[52] * prm[P_MAXJVAL] < prm[P_MINPTS]:
         return -1
-    stack = ws[_WS_STACK:_WS_SCRATCH].reshape((MAX_MELDS, REC))
-    scratch = ws[_WS_SCRATCH:_WS_DP].reshape((MAX_MELDS, SCRATCH_W))
-    zero = np.int64(0)
-    if (contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1
-            and prm[P_SET_MAX] < 0 and prm[P_T] <= _DP_T and hand[52] <= _DP_J):
-        dp = ws[_WS_DP:_WS_PICK].reshape((_DP_T + 1, _DP_J + 1))
-        pick = ws[_WS_PICK:WS_LEN].reshape((13, _DP_T + 1, _DP_J + 1))
-        _runs_first(zero, pool, np.int64(hand[52]), zero, rem_pen, zero, zero, stack, best_stack, best,
-                    prm, rv, pen, scratch, dp, pick)
-        return best[B_USED]
     _dfs(zero, zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
          zero, stack, best_stack, best, prm, rv, pen, natval, scratch)
     return best[B_USED]
