@@ -21,6 +21,14 @@ Greedy, in words:
   (cards with no same-rank partner and no same-suit card within two ranks first), highest penalty
   first, never a joker; after the lay-down simply the highest penalty card; end the turn without a
   discard only when that is the only legal action.
+
+Points variants (``opening_mode = "points"``, the Kalooki 40 family) replace the contract measure
+(``contract_shortfall``) by usefulness alone: a restricted discard draw is taken whenever the engine
+offers it (it is offered only when the card goes into the lay-down or a lay-off at once); plan 0
+(the opening, later any new melds) is laid whenever offered; every possible lay-off is made, and
+joker swaps (runs and 3-card sets) are taken whenever the engine offers them (the natural is held
+and the freed joker can be placed); the discard is the card with the fewest partners (same rank,
+same suit nearby), highest penalty first, also after the opening.
 """
 
 from __future__ import annotations
@@ -30,9 +38,10 @@ import numpy as np
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
     A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
-    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KIND, MI_LO, MK_RUN,
+    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KIND, MI_LO, MI_NJ, MK_RUN, MK_SET,
+    A_SETSWAP,
 )
-from kalooki_sim.engine.core import check_action, legal_mask
+from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
 from kalooki_sim.jit import njit
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
@@ -271,6 +280,10 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
             if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
                 return A_DRAW_DISCARD
+            # points variants: a restricted discard draw is only legal when the card goes into the
+            # lay-down (or a lay-off) at once, so it is always worth taking
+            if not contract and _draw_mode(gs, ps, rv, g, seat) != 0:
+                return A_DRAW_DISCARD
         if _ok(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_STOCK
@@ -299,6 +312,16 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                         if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                             return a
+            if not contract:
+                # joker swaps in 3-card sets (the engine offers them only when the freed joker
+                # can be placed this turn)
+                for m in range(nm):
+                    if minfo[g, m, MI_KIND] == MK_SET and minfo[g, m, MI_NJ] > 0:
+                        for s_ in range(4):
+                            a = A_SETSWAP + m * 4 + s_
+                            if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                                return a
         laid = ps[g, seat, PS_LAID] == 1
         best = -1
         best_sf = 1 << 40
@@ -316,6 +339,9 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 # keep what brings the contract closer, then what sits near other cards
                 if contract:
                     sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+            elif not contract:
+                # points variants keep building new melds after the opening: keep partners
                 u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
             if (sf < best_sf or (sf == best_sf and u < best_u)
                     or (sf == best_sf and u == best_u and pen > best_pen)):

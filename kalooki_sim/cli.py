@@ -48,6 +48,11 @@ def cmd_simulate(args) -> int:
     from .simulate import SimulationConfig, format_summary, run_simulation, write_summary
 
     agents = tuple(a.strip() for a in args.agents.split(",") if a.strip())
+    if args.matches and load_rules(args.variant).match_mode != "fixed_hands_low_total":
+        # the engine's own match loop plays a fixed number of hands with the lowest total winning;
+        # elimination/pool and per-hand money matches (match.py) are not wired to it yet
+        raise ValueError(f"--matches is not supported for {args.variant} yet (match_mode "
+                         f"{load_rules(args.variant).match_mode!r}); simulate single hands with --hands")
     mode, games = ("matches", args.matches) if args.matches else ("hands", args.hands)
     out = args.out or f"runs/{args.variant}__{mode}__seed{args.seed}"
     cfg = SimulationConfig(variant=args.variant, players=args.players, agents=agents, games=games,

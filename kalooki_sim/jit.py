@@ -1,15 +1,48 @@
 """One project-wide numba wrapper so every kernel is compiled the same way.
 
-``cache=True`` keeps compiled code on disk between processes (tests and CLI runs start in about a
-second instead of recompiling); ``nogil`` lets the thread backend run kernels side by side.  No
-object mode anywhere: a kernel that cannot be typed must fail loudly at compile time.
+``cache=True`` keeps compiled code on disk between processes (tests and CLI runs start in seconds
+instead of recompiling); ``nogil`` lets the thread backend run kernels side by side.  No object
+mode anywhere: a kernel that cannot be typed must fail loudly at compile time.
+
+numba's cache only checks the timestamp of the file a kernel is defined in, not of the modules it
+calls, so after an edit to the engine a cached rollout kernel would silently run the old engine.
+Unless ``NUMBA_CACHE_DIR`` is set, the cache therefore lives in a folder named after a hash of all
+of the project's sources: any edit anywhere gives a fresh cache (one recompile), never a stale one.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
+
 import numba
 
-__all__ = ["njit", "pnjit"]
+__all__ = ["njit", "pnjit", "cache_dir"]
+
+_ROOT = Path(__file__).resolve().parent
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256()
+    dirs = [_ROOT]
+    if (_ROOT.parent / "pyproject.toml").is_file():     # a source checkout: agents/ sits beside us
+        dirs.append(_ROOT.parent / "agents")
+    for d in dirs:
+        for p in sorted(d.rglob("*.py")):
+            h.update(p.relative_to(d).as_posix().encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> str:
+    """Where compiled kernels are cached (``NUMBA_CACHE_DIR`` wins when set)."""
+    return numba.config.CACHE_DIR
+
+
+if not os.environ.get("NUMBA_CACHE_DIR"):
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kalooki-sim" / "numba"
+    numba.config.CACHE_DIR = str(base / _source_digest())
 
 
 def njit(fn=None, **kw):

@@ -46,7 +46,7 @@ FORMAT = 1
 any change a reader could notice (a field renamed, removed or with another meaning)."""
 
 END_NAMES = {L.EV_WENT_OUT: "went_out", L.EV_TURN_CAP: "turn_cap", L.EV_VOID_CAP: "void_cap",
-             L.EV_VOID: "void_redeal"}
+             L.EV_VOID: "void_redeal", L.EV_KALOOKI: "kalooki"}
 _END_CODES = {v: k for k, v in END_NAMES.items()}
 
 
@@ -136,12 +136,16 @@ class _Table:
     def deal_event(self) -> dict:
         st = self.game.state
         rnd = self.gs(L.G_ROUND)
-        threes, fours = self.rules.contracts[rnd]
+        if self.rules.opening_mode == "contract":
+            threes, fours = self.rules.contracts[rnd]
+            contract = [int(threes), int(fours)]
+        else:                                    # points variants: {"opening_min_points": N}
+            contract = {"opening_min_points": int(self.rules.opening_min_points or 0)}
         nd = self.gs(L.G_DISC_N)
         return {
             "type": "deal", "game_id": self.game_id, "hand_no": self.gs(L.G_HAND_NO), "round": rnd + 1,
             "redeal": self.gs(L.G_VOIDS), "dealer": self.gs(L.G_DEALER), "active": self.gs(L.G_ACTIVE),
-            "contract": [int(threes), int(fours)],
+            "contract": contract,
             "hands": [_cards(st.hands[0, p]) for p in range(self.n)],
             "upcard": type_text(int(st.disc[0, 0])) if nd > 0 else None,
             "stock": self.gs(L.G_STOCK_N), "totals": self._totals(),
@@ -164,7 +168,12 @@ class _Table:
         cp = self.game.state.copy()
         cp.gs[0, L.G_LAST_HAND] = cp.gs[0, L.G_HAND_NO]
         core.step(*cp.arrays(), self.game.rv, 0, a)
-        m = (a - L.A_TACK) // L.N_TYPES if a < L.A_MOVE else (a - L.A_MOVE) // 15
+        if a < L.A_MOVE:
+            m = (a - L.A_TACK) // L.N_TYPES
+        elif a < L.A_SETSWAP:
+            m = (a - L.A_MOVE) // 15
+        else:
+            m = (a - L.A_SETSWAP) // 4
         return _meld_tokens(cp, 0, m)
 
     def play(self, a: int) -> list[dict]:
@@ -546,6 +555,8 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
 
 
 def _contract_text(c) -> str:
+    if isinstance(c, dict):
+        return f"open with {c.get('opening_min_points')} points"
     threes, fours = c
     parts = []
     if threes:

@@ -1,4 +1,5 @@
-"""Compiled Caribbean Kalooki engine (RULES.md §2.1) and its readable Python layer.
+"""Compiled Kalooki engine (Caribbean, RULES.md §2.1, and the Kalooki 40 family §2.2-§2.6 without
+table manipulation M1-M5, see ``game.not_offered``) and its readable Python layer.
 
 * ``core`` — numba kernels on plain arrays: ``start_game``, ``legal_mask``, ``check_action``,
   ``step``, ``match_winners``, ``check_invariants``, ``random_playout``.

@@ -1,4 +1,10 @@
-"""Compiled Caribbean Kalooki engine: deal, legal mask, step, scoring (RULES.md §2.1, §4, §5).
+"""Compiled Kalooki engine: deal, legal mask, step, scoring (RULES.md §2.1-§2.6, §4, §5).
+
+One kernel set plays Caribbean Kalooki (contracts, calls) and the Kalooki 40 family (points
+openings, restricted discard draws, lay-off limits, joker retrieval, kalooki), all read from the
+rules vector.  **Not offered yet:** table manipulation M1-M5, the American upcard swap and NA15
+lay-offs counting toward the opening (``game.not_offered`` lists them for a rule set; presets play
+with those optional moves simply never offered; see docs/rules-decisions.md D9-D16).
 
 Every kernel works on one game ``g`` of a batch held as plain arrays (layout in ``layout.py``), so
 a closed-loop simulator can run ``prange`` over games and call ``legal_mask``/``step`` per game
@@ -25,6 +31,16 @@ Turn structure (one turn of the active player, phases ``PH_*``):
    from the pile unless another copy is held, A40/A53).  With nothing discardable the turn may
    end without a discard (A15/A54).  An empty hand ends the hand at once (A3).
 
+Points variants (knobs, not variant names): plan 0 is the exact best opening worth at least
+``opening_min_points`` (after the opening: the best new melds of any value); the top discard is
+offered under ``discard_draw_*_opening`` restrictions only when the card can be melded this turn,
+and until it is, only actions that place it are legal (``G_TAKEN_MUST``); lay-offs go on either
+end (``run_growth_rule``) within the per-turn limits of each run (``MI_T_*`` counters, A21/V2);
+``joker_swap = "retrieve"`` turns the ``A_MOVE`` actions into M6 swaps (natural from the hand for
+the joker, which goes to the hand) and ``A_SETSWAP`` swaps a joker of a 3-card set; a freed joker
+must be placed before the turn can end (``G_FREED``); a hand won by a player who laid his first
+cards in that turn is a kalooki (``EV_KALOOKI``, ``kalooki_penalty_multiplier``).
+
 The stock is rebuilt from the discards (all but the top card) when a draw needs it (A6); if
 nothing can be rebuilt the deal is void and replayed by the same dealer (A52) up to
 ``max_void_replays`` times, after which the hand is scored as it stands with no winner.  A hand
@@ -45,7 +61,10 @@ from ..melds.search import WS_LEN, best_lay_down_ws
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
-    R_ALLOW_DISCARD_JOKER, R_CALL_PENALTY_CARDS, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE,
+    R_ALLOW_DISCARD_JOKER, R_CALL_PENALTY_CARDS, R_CUT_JOKER_TO_CUTTER, R_FIRST_TURN_FREE_UPCARD,
+    R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_JOKERS_LOCKED_IN_4CARD_SET, R_KALOOKI_ENABLED,
+    R_KALOOKI_PENALTY_MULTIPLIER, R_LAYOFF_MAX_PER_RUN_END_PER_TURN, R_LAYOFF_MAX_PER_RUN_PER_TURN,
+    R_SET_JOKER_SWAP, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE,
     R_CALLS_PER_TURN, R_COUNT_DENIED_CALLS, R_DEALER_ROTATION, R_DENY_REQUIRES_NOT_OPENED,
     R_DISCARD_DRAW_AFTER_OPENING, R_DISCARD_DRAW_BEFORE_OPENING, R_DOWN_AND_OUT_MULTIPLIER,
     R_FORBID_DISCARD_OF_TAKEN_DISCARD, R_GOING_OUT_REQUIRES_DISCARD, R_JOKER_SWAP,
@@ -59,7 +78,8 @@ from ..rulevec import (
 )
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
-    A_PASS, A_TACK, DECK_MAX, E_ACE_RULE, E_ADJACENT_JOKERS, E_AFTER_CALL_STOCK, E_ALREADY_LAID,
+    A_PASS, A_SETSWAP, A_TACK, DECK_MAX, E_LAYOFF_LIMIT, E_MUST_PLACE, E_NOT_USABLE, EV_KALOOKI,
+    G_FREED, G_TAKEN_MUST, MI_T_ALL, MI_T_HI, MI_T_LO, E_ACE_RULE, E_ADJACENT_JOKERS, E_AFTER_CALL_STOCK, E_ALREADY_LAID,
     E_BAD_ACTION, E_CAN_DISCARD, E_CANNOT_ALLOW, E_CANNOT_DENY, E_DISCARD_DRAW, E_EMPTY_DISCARD,
     E_GROWTH, E_HAND_EMPTY, E_JOKER_DISCARD, E_MUST_DISCARD, E_NO_CARD, E_NO_FREE_POS, E_NO_JOKER,
     E_NO_MELD, E_NO_PLAN, E_NOT_ADJACENT, E_NOT_ELIGIBLE, E_NOT_LAID, E_PLAN_STALE, E_SET_FULL,
@@ -264,9 +284,15 @@ def _clear_plans(plan_n, g):
 
 
 @njit
-def _start_turn(gs, ps, disc_by, plan_n, rv, g, seat):
+def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
     gs[g, G_ACTIVE] = seat
     gs[g, G_TAKEN] = -1
+    gs[g, G_TAKEN_MUST] = 0
+    gs[g, G_FREED] = 0
+    for m in range(gs[g, G_N_MELDS]):
+        minfo[g, m, MI_T_LO] = 0
+        minfo[g, m, MI_T_HI] = 0
+        minfo[g, m, MI_T_ALL] = 0
     gs[g, G_CALLER] = -1
     gs[g, G_CALL_DONE] = 0
     gs[g, G_AFTER_ALLOW] = 0
@@ -282,35 +308,94 @@ def _start_turn(gs, ps, disc_by, plan_n, rv, g, seat):
 
 
 @njit
+def _search_plan(hand, laid, rv, round_idx, out):
+    """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]).
+
+    Not laid down: the opening (contract, or new melds worth >= opening_min_points).  Laid down:
+    any new melds (points mode with minimum 1).  Returns the number of melds, -1 if none."""
+    nrv = rv.shape[0]
+    buf = np.empty(4 + nrv + WS_LEN, dtype=np.int64)
+    best = buf[:4]
+    rvx = buf[4:4 + nrv]
+    ws = buf[4 + nrv:]
+    rvx[:] = rv
+    if laid:
+        rvx[R_OPENING_MODE] = 1         # "points" with minimum 1: any melds at all
+        rvx[R_OPENING_MIN_POINTS] = 1
+    if best_lay_down_ws(hand, rvx, round_idx, out, best, ws) < 0:
+        return -1
+    return best[1]
+
+
+@njit
+def _plan_count(rec, nm, t):
+    """Cards of type ``t`` (a natural, or JOKER) that the plan records ``rec[:nm]`` place."""
+    c = 0
+    for i in range(nm):
+        kind = rec[i, 0]
+        if kind == _K_SET:
+            if t == JOKER:
+                c += rec[i, 6]
+            elif rec[i, 1] == t % 13:
+                c += rec[i, 2 + t // 13]
+        elif kind == _K_RUN:
+            s = rec[i, 1]
+            lo = rec[i, 2]
+            hi = rec[i, 3]
+            jm = rec[i, 4]
+            for q in range(lo, hi + 1):
+                joker = (jm >> q) & 1
+                if t == JOKER:
+                    c += joker
+                elif joker == 0 and _pos_type(s, q) == t:
+                    c += 1
+        elif t == JOKER:
+            c += rec[i, 6]
+    return c
+
+
+@njit
+def _hand_plan_places(hands, ps, rv, gs, g, p, t_add, t_rem, want):
+    """Would the best lay-down of seat ``p``'s hand plus ``t_add`` minus ``t_rem`` (-1 = none) place
+    a card of type ``want``?  (Offer checks for restricted discard draws and joker swaps: the
+    engine computes the same plan from the same hand once the action is taken.)"""
+    laid = ps[g, p, PS_LAID] == 1
+    if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
+        return False
+    hand = np.empty(N_TYPES, dtype=np.int64)
+    for t in range(N_TYPES):
+        hand[t] = hands[g, p, t]
+    if t_add >= 0:
+        hand[t_add] += 1
+    if t_rem >= 0:
+        hand[t_rem] -= 1
+    out = np.zeros((PLAN_MELDS, PLAN_REC), dtype=np.int64)
+    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out)
+    if nm < 0:
+        return False
+    return _plan_count(out, nm, want) > 0
+
+
+@njit
 def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     """Fill the lay-down plans of the active player.
 
-    Before his lay-down: the exact best contract lay-down (none if the hand cannot meet the
-    contract).  After it: nothing, unless ``new_melds_after_opening`` — then the placement of new
-    melds (any legal threes/fours, no contract) that leaves the least penalty in hand.
+    Before his lay-down: the exact best opening (contract, or new melds worth at least
+    ``opening_min_points``; none if the hand cannot open).  After it: nothing, unless
+    ``new_melds_after_opening`` — then the placement of new melds (any legal melds, no contract or
+    minimum) that leaves the least penalty in hand.
     """
     _clear_plans(plan_n, g)
     p = gs[g, G_ACTIVE]
     laid = ps[g, p, PS_LAID] == 1
     if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
         return
-    # one allocation per call: the hand as int64, the search's result slots, a writable copy of
-    # the rules (one specialisation of the search for both cases) and the search workspace
-    nrv = rv.shape[0]
-    buf = np.empty(N_TYPES + 4 + nrv + WS_LEN, dtype=np.int64)
-    hand = buf[:N_TYPES]
-    best = buf[N_TYPES:N_TYPES + 4]
-    rvx = buf[N_TYPES + 4:N_TYPES + 4 + nrv]
-    ws = buf[N_TYPES + 4 + nrv:]
+    hand = np.empty(N_TYPES, dtype=np.int64)
     for t in range(N_TYPES):
         hand[t] = hands[g, p, t]
-    rvx[:] = rv
-    if laid:
-        rvx[R_OPENING_MODE] = 1         # "points" with minimum 1: any melds at all
-        rvx[R_OPENING_MIN_POINTS] = 1
-    if best_lay_down_ws(hand, rvx, gs[g, G_ROUND], plan[g, 0], best, ws) < 0:
+    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0])
+    if nm < 0:
         return
-    nm = best[1]
     placed = 0
     for i in range(nm):
         placed += _rec_cards(plan, g, 0, i)
@@ -370,10 +455,22 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
     # one card at a time, starting with the dealer's left neighbour
     size = rv[R_ROUND_BASE + gs[g, G_ROUND] * ROUND_STRIDE + (n - 2)]
     dealer = gs[g, G_DEALER]
+    cutter = -1
+    if rv[R_CUT_JOKER_TO_CUTTER] == 1 and k > 0 and stock[g, 0] == JOKER:
+        # A34: the bottom card of the cut-off packet (the bottom of the shuffled deck) is a joker:
+        # the cutter (dealer's right) keeps it and is dealt one card fewer
+        cutter = _seat_after(dealer, n - 1, n, d)
+        hands[g, cutter, JOKER] += 1
+        stock[g, 0] = stock[g, k - 1]
+        stock[g, k - 1] = -1
+        k -= 1
     for c in range(size):
         for i in range(1, n + 1):
+            seat = _seat_after(dealer, i, n, d)
+            if c == size - 1 and seat == cutter:
+                continue
             k -= 1
-            hands[g, _seat_after(dealer, i, n, d), stock[g, k]] += 1
+            hands[g, seat, stock[g, k]] += 1
     gs[g, G_DISC_N] = 0
     if rv[R_UPCARD] == 1:
         k -= 1
@@ -383,7 +480,7 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
     gs[g, G_STOCK_N] = k
     gs[g, G_RESHUFFLES] = 0
     gs[g, G_TURN] = 0
-    _start_turn(gs, ps, disc_by, plan_n, rv, g, _seat_after(dealer, 1, n, d))
+    _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, _seat_after(dealer, 1, n, d))
 
 
 @njit
@@ -418,7 +515,12 @@ def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n
     h = gs[g, G_HAND_NO]
     mult = 1
     if winner >= 0 and gs[g, G_LAID_THIS_TURN] == 1:
-        mult = rv[R_DOWN_AND_OUT_MULTIPLIER]
+        if rv[R_KALOOKI_ENABLED] == 1 and event == EV_WENT_OUT:
+            # kalooki (A24): nothing on the table before this turn, whole hand disposed of in it
+            event = EV_KALOOKI
+            mult = rv[R_KALOOKI_PENALTY_MULTIPLIER]
+        else:
+            mult = rv[R_DOWN_AND_OUT_MULTIPLIER]
     for p in range(n):
         pen = 0
         if p != winner:
@@ -455,7 +557,7 @@ def _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, h
                      rv, g, -1, EV_TURN_CAP)
         return
     n = gs[g, G_NP]
-    _start_turn(gs, ps, disc_by, plan_n, rv, g, _seat_after(gs[g, G_ACTIVE], 1, n, _dir(rv)))
+    _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, _seat_after(gs[g, G_ACTIVE], 1, n, _dir(rv)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -642,6 +744,104 @@ def _has_discard(gs, hands, rv, g, p):
 
 
 @njit
+def _fit_err(minfo, mcards, mas, rv, g, m, t):
+    """0 if card type ``t`` can be laid off onto table meld ``m`` now (fit, growth rule and the
+    per-turn lay-off limits of runs, A21/V2), else the ``E_*`` code."""
+    if minfo[g, m, MI_KIND] == MK_RUN:
+        q = _run_fit(minfo, mcards, rv, g, m, t)
+        if q < 0:
+            return -q
+        lim = rv[R_LAYOFF_MAX_PER_RUN_END_PER_TURN]
+        if lim >= 0:
+            c = minfo[g, m, MI_T_LO] if q < minfo[g, m, MI_LO] else minfo[g, m, MI_T_HI]
+            if c >= lim:
+                return E_LAYOFF_LIMIT
+        lim = rv[R_LAYOFF_MAX_PER_RUN_PER_TURN]
+        if lim >= 0 and minfo[g, m, MI_T_ALL] >= lim:
+            return E_LAYOFF_LIMIT
+        return 0
+    q = _set_fit(minfo, mas, rv, g, m, t)
+    return -q if q < 0 else 0
+
+
+@njit
+def _may_layoff(ps, rv, g, p):
+    return ps[g, p, PS_LAID] == 1 or rv[R_LAYOFF_REQUIRES_OPENED] == 0
+
+
+@njit
+def _draw_mode(gs, ps, rv, g, p):
+    """discard_draw_* mode that applies to seat ``p`` now: 0 any, 1 if_used_in_opening,
+    2 if_used_in_meld_now, 3 never (first_turn_free_upcard: the first turn of a hand is free)."""
+    if ps[g, p, PS_LAID] == 1:
+        mode = rv[R_DISCARD_DRAW_AFTER_OPENING]
+    else:
+        mode = rv[R_DISCARD_DRAW_BEFORE_OPENING]
+    if mode != 0 and rv[R_FIRST_TURN_FREE_UPCARD] == 1 and gs[g, G_TURN] == 0:
+        mode = 0
+    return mode
+
+
+@njit
+def _discard_usable(gs, ps, hands, minfo, mcards, mas, rv, g, p, t, mode):
+    """Can seat ``p`` meld the top discard ``t`` this turn as a restricted draw requires?
+
+    Engine decision: the card must be placed by the best lay-down of the hand with it (the plan
+    the engine then offers), or — for an opened player under "if_used_in_meld_now" or after his
+    opening — fit a table meld as a lay-off.  Only then is the draw offered, so the turn can
+    always be finished."""
+    if _hand_plan_places(hands, ps, rv, gs, g, p, t, -1, t):
+        return True
+    if _may_layoff(ps, rv, g, p) and (mode == 2 or ps[g, p, PS_LAID] == 1):
+        for m in range(gs[g, G_N_MELDS]):
+            if _fit_err(minfo, mcards, mas, rv, g, m, t) == 0:
+                return True
+    return False
+
+
+@njit
+def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot, nat):
+    """After the natural ``nat`` replaces the joker at ``slot`` of meld ``m``, could the freed
+    joker be placed this turn (lay-off onto a table meld, or in the best new melds)?  Applies the
+    swap temporarily and undoes it."""
+    old_c = mcards[g, m, slot]
+    old_a = mas[g, m, slot]
+    mcards[g, m, slot] = nat
+    mas[g, m, slot] = nat
+    minfo[g, m, MI_NJ] -= 1
+    hands[g, p, nat] -= 1
+    hands[g, p, JOKER] += 1
+    ok = False
+    if _may_layoff(ps, rv, g, p):
+        for m2 in range(gs[g, G_N_MELDS]):
+            if _fit_err(minfo, mcards, mas, rv, g, m2, JOKER) == 0:
+                ok = True
+                break
+    if not ok:
+        ok = _hand_plan_places(hands, ps, rv, gs, g, p, -1, -1, JOKER)
+    hands[g, p, JOKER] -= 1
+    hands[g, p, nat] += 1
+    minfo[g, m, MI_NJ] += 1
+    mcards[g, m, slot] = old_c
+    mas[g, m, slot] = old_a
+    return ok
+
+
+@njit
+def _set_swap_slot(minfo, mcards, mas, g, m, nat):
+    """Joker slot of set ``m`` that natural ``nat`` replaces: the joker declared as ``nat`` if
+    any, else the first joker."""
+    first = -1
+    for i in range(minfo[g, m, MI_LEN]):
+        if mcards[g, m, i] == JOKER:
+            if mas[g, m, i] == nat:
+                return i
+            if first < 0:
+                first = i
+    return first
+
+
+@njit
 def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
     """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure."""
@@ -672,14 +872,14 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_WRONG_PHASE
         if gs[g, G_DISC_N] == 0:
             return E_EMPTY_DISCARD
-        if ps[g, act, PS_LAID] == 1:
-            mode = rv[R_DISCARD_DRAW_AFTER_OPENING]
-        else:
-            mode = rv[R_DISCARD_DRAW_BEFORE_OPENING]
-        if mode != 0:                        # only "any" is implemented; others forbid
+        mode = _draw_mode(gs, ps, rv, g, act)
+        if mode == 3:                        # "never"
             return E_DISCARD_DRAW
         if gs[g, G_AFTER_ALLOW] == 1 and rv[R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS] == 0:
             return E_AFTER_CALL_STOCK
+        if mode != 0 and not _discard_usable(gs, ps, hands, minfo, mcards, mas, rv, g, act,
+                                             np.int64(disc[g, gs[g, G_DISC_N] - 1]), mode):
+            return E_NOT_USABLE
         return 0
     if ph != PH_PLAY:
         return E_WRONG_PHASE
@@ -688,6 +888,22 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     if ncards == 0:
         return E_HAND_EMPTY
     last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
+    # a restricted discard draw or a freed joker must be placed before anything else happens
+    pend = -1
+    if gs[g, G_TAKEN_MUST] == 1 and gs[g, G_TAKEN] >= 0:
+        pend = gs[g, G_TAKEN]
+    elif gs[g, G_FREED] > 0:
+        pend = JOKER
+    if pend >= 0:
+        if a >= A_LAY and a < A_DISCARD:
+            k = a - A_LAY
+            if plan_n[g, k, 0] < 0 or _plan_count(plan[g, k], plan_n[g, k, 0], pend) == 0:
+                return E_MUST_PLACE
+        elif a >= A_TACK and a < A_MOVE:
+            if (a - A_TACK) % N_TYPES != pend:
+                return E_MUST_PLACE
+        else:
+            return E_MUST_PLACE
     if a == A_END_TURN:
         if _has_discard(gs, hands, rv, g, p):
             return E_CAN_DISCARD
@@ -716,15 +932,38 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_NO_MELD
         if last_card_needs_discard and ncards == 1:
             return E_MUST_DISCARD
-        if minfo[g, m, MI_KIND] == MK_RUN:
-            q = _run_fit(minfo, mcards, rv, g, m, t)
-        else:
-            q = _set_fit(minfo, mas, rv, g, m, t)
-        return -q if q < 0 else 0
+        return _fit_err(minfo, mcards, mas, rv, g, m, t)
+    if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
+        m = (a - A_SETSWAP) // 4
+        s = (a - A_SETSWAP) % 4
+        if rv[R_JOKER_SWAP] == 0 or rv[R_SET_JOKER_SWAP] != 1:
+            return E_SWAP_DISABLED
+        if rv[R_JOKER_SWAP_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
+            return E_NOT_LAID
+        if m >= gs[g, G_N_MELDS]:
+            return E_NO_MELD
+        if minfo[g, m, MI_KIND] != MK_SET:
+            return E_SWAP_DISABLED
+        if minfo[g, m, MI_NJ] == 0:
+            return E_NO_JOKER
+        if minfo[g, m, MI_LEN] != 3:                     # one_for_one_3card: 4-card sets locked
+            return E_SWAP_DISABLED
+        nat = s * 13 + minfo[g, m, MI_KEY]
+        if hands[g, p, nat] <= 0:
+            return E_NO_CARD
+        if rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
+            for i in range(minfo[g, m, MI_LEN]):
+                if mcards[g, m, i] == nat:
+                    return E_WRONG_SUIT
+        if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
+            slot = _set_swap_slot(minfo, mcards, mas, g, m, nat)
+            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot, nat):
+                return E_NOT_USABLE
+        return 0
     # move joker at position q of run m
     m = (a - A_MOVE) // 15
     q = (a - A_MOVE) % 15
-    if rv[R_JOKER_SWAP] != 1:
+    if rv[R_JOKER_SWAP] == 0:
         return E_SWAP_DISABLED
     if rv[R_JOKER_SWAP_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
         return E_NOT_LAID
@@ -741,6 +980,11 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     nat = _pos_type(minfo[g, m, MI_KEY], q)
     if hands[g, p, nat] <= 0:
         return E_NO_CARD
+    if rv[R_JOKER_SWAP] == 2:                           # retrieve (M6): the joker goes to the hand
+        if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
+            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, q, nat):
+                return E_NOT_USABLE
+        return 0
     if last_card_needs_discard and ncards == 1:
         return E_MUST_DISCARD
     dest = _move_target(minfo, mcards, rv, g, m, q)
@@ -789,20 +1033,27 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
         cands[nc] = A_LAY + k
         nc += 1
     nm = gs[g, G_N_MELDS]
+    layoff = _may_layoff(ps, rv, g, p)
     for t in range(N_TYPES):
         if hands[g, p, t] > 0:
             cands[nc] = A_DISCARD + t
             nc += 1
-            if ps[g, p, PS_LAID] == 1:
+            if layoff:
                 for m in range(nm):
                     cands[nc] = A_TACK + m * N_TYPES + t
                     nc += 1
-    if ps[g, p, PS_LAID] == 1:
+    if ps[g, p, PS_LAID] == 1 or rv[R_JOKER_SWAP_REQUIRES_OPENED] == 0:
         for m in range(nm):
             if minfo[g, m, MI_KIND] == MK_RUN and minfo[g, m, MI_NJ] > 0:
                 for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
                     if mcards[g, m, q] == JOKER:
                         cands[nc] = A_MOVE + m * 15 + q
+                        nc += 1
+        if rv[R_SET_JOKER_SWAP] != 0:
+            for m in range(nm):
+                if minfo[g, m, MI_KIND] == MK_SET and minfo[g, m, MI_NJ] > 0:
+                    for s_ in range(4):
+                        cands[nc] = A_SETSWAP + m * 4 + s_
                         nc += 1
     for i in range(nc):
         a = cands[i]
@@ -959,6 +1210,8 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
         hands[g, act, x] += 1
         _enter_play(gs, ps, hands, plan, plan_n, rv, g)
     elif a == A_DRAW_DISCARD:
+        if _draw_mode(gs, ps, rv, g, act) != 0:
+            gs[g, G_TAKEN_MUST] = 1          # must be melded this turn (only such actions allowed)
         top = gs[g, G_DISC_N] - 1
         t = np.int64(disc[g, top])
         hands[g, act, t] += 1
@@ -971,7 +1224,13 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
         _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
     else:
         if a < A_DISCARD:
-            _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, a - A_LAY)
+            k = a - A_LAY
+            nj = _plan_count(plan[g, k], plan_n[g, k, 0], JOKER)
+            if gs[g, G_FREED] > 0:
+                gs[g, G_FREED] = gs[g, G_FREED] - nj if gs[g, G_FREED] > nj else 0
+            _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k)
+            if nj > 0 and gs[g, G_TAKEN] == JOKER:
+                gs[g, G_TAKEN] = -1          # a joker taken from the pile went into a meld
         elif a < A_TACK:
             t = a - A_DISCARD
             hands[g, act, t] -= 1
@@ -988,6 +1247,11 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             t = (a - A_TACK) % N_TYPES
             if minfo[g, m, MI_KIND] == MK_RUN:
                 q = _run_fit(minfo, mcards, rv, g, m, t)
+                if q < minfo[g, m, MI_LO]:
+                    minfo[g, m, MI_T_LO] += 1
+                else:
+                    minfo[g, m, MI_T_HI] += 1
+                minfo[g, m, MI_T_ALL] += 1
                 mcards[g, m, q] = t
                 mas[g, m, q] = _pos_type(minfo[g, m, MI_KEY], q)
                 if q < minfo[g, m, MI_LO]:
@@ -1007,6 +1271,33 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 minfo[g, m, MI_NJ] += 1
             hands[g, act, t] -= 1
             if t == gs[g, G_TAKEN]:
+                gs[g, G_TAKEN] = -1
+            if t == JOKER and gs[g, G_FREED] > 0:
+                gs[g, G_FREED] -= 1
+        elif a >= A_SETSWAP:
+            m = (a - A_SETSWAP) // 4
+            nat = ((a - A_SETSWAP) % 4) * 13 + minfo[g, m, MI_KEY]
+            slot = _set_swap_slot(minfo, mcards, mas, g, m, nat)
+            mcards[g, m, slot] = nat
+            mas[g, m, slot] = nat
+            minfo[g, m, MI_NJ] -= 1
+            hands[g, act, nat] -= 1
+            hands[g, act, JOKER] += 1
+            if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
+                gs[g, G_FREED] += 1
+            if nat == gs[g, G_TAKEN]:
+                gs[g, G_TAKEN] = -1
+        elif rv[R_JOKER_SWAP] == 2:
+            m = (a - A_MOVE) // 15
+            q = (a - A_MOVE) % 15
+            nat = _pos_type(minfo[g, m, MI_KEY], q)
+            mcards[g, m, q] = nat
+            minfo[g, m, MI_NJ] -= 1
+            hands[g, act, nat] -= 1
+            hands[g, act, JOKER] += 1
+            if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
+                gs[g, G_FREED] += 1
+            if nat == gs[g, G_TAKEN]:
                 gs[g, G_TAKEN] = -1
         else:
             m = (a - A_MOVE) // 15
@@ -1062,6 +1353,8 @@ def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     gs[g, G_DEALER] = dealer
     if n_hands <= 0:
         n_hands = rv[R_N_HANDS]
+    if n_hands <= 0:                 # n_hands = "none" (played to elimination / agreed): one hand
+        n_hands = 1
     gs[g, G_LAST_HAND] = n_hands - 1
     gs[g, G_HAND_NO] = 0
     gs[g, G_ROUND] = 0
@@ -1346,7 +1639,7 @@ def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
             stats[4] += 1
         elif a == A_DENY:
             stats[5] += 1
-        if gs[g, G_HANDS_DONE] > hd and gs[g, G_LAST_EVENT] == EV_WENT_OUT:
+        if gs[g, G_HANDS_DONE] > hd and (gs[g, G_LAST_EVENT] == EV_WENT_OUT or gs[g, G_LAST_EVENT] == EV_KALOOKI):
             stats[6] += 1
         if check >= 1:
             r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,

@@ -9,6 +9,8 @@ text.  Action texts::
     tack 9H on 3 | tack JK on 1
     move joker in 2   (or "move joker JK=6H in 2" when the four holds several jokers)
     discard 7C
+    swap 6D for joker in 2    (M6 in a 3-card set; in a run "move joker JK=5H in 1" retrieves the
+                               joker when joker_swap = "retrieve")
 
 ``Game.from_text`` builds a position from the same notation so rule tests read like the rule::
 
@@ -24,7 +26,8 @@ text.  Action texts::
 
 Other keys: ``players``, ``dealer``, ``hand`` (1-based hand of the match), ``last_hand``,
 ``to_act`` (call phase), ``caller`` (allow phase), ``taken`` (play phase), ``seed``,
-``after_allow`` (play/draw after an allowed call), ``turn``.  Player flags after ``|``: ``laid``,
+``after_allow`` (play/draw after an allowed call), ``turn``, ``taken_must`` (the taken card must
+be melded this turn), ``freed`` (freed jokers still to place).  Player flags after ``|``: ``laid``,
 ``calls=N``, ``total=N``.
 """
 
@@ -43,40 +46,50 @@ from . import layout as L
 from .errors import IllegalActionError
 from .state import State
 
-__all__ = ["Game", "check_supported", "action_text", "parse_action"]
+__all__ = ["Game", "check_supported", "not_offered", "action_text", "parse_action"]
 
 
 # ------------------------------------------------------------------------------------------------
 # rules this engine implements
 
 
-def check_supported(rules: Rules) -> None:
-    """Raise ``NotImplementedError`` for knob values the Caribbean engine core does not implement.
+# Rule features the engine does not offer yet.  A preset that has them on still plays: the moves
+# are simply never offered (they are optional for the player), and ``not_offered(rules)`` names
+# them so that reports and the CLI can say so.  Knobs whose values would change what is *forced*
+# (not just what is optional) are refused by ``check_supported`` instead.
+TABLE_MANIPULATION_OFFERED = False       # M1-M5 (shift, end take, split, set substitution, 4-set take)
+UPCARD_SWAP_OFFERED = False              # AMER dealer_may_swap_upcard
+OPENING_LAYOFFS_COUNTED = False          # NA15 opening_counts_layoffs = "with_new_meld" (A43)
 
-    The engine reads every Caribbean knob from the rules vector; knobs that only make sense for
-    the Kalooki 40 family (points openings, table manipulation, lay-off limits, ...) are refused
-    here instead of being silently ignored.
+
+def not_offered(rules: Rules) -> list[str]:
+    """Optional moves the rules allow but the engine does not offer yet (empty = complete)."""
+    out = []
+    if rules.table_manipulation and not TABLE_MANIPULATION_OFFERED:
+        out.append("table manipulation M1-M5 (table_manipulation = true): never offered; M6 joker swaps are")
+    if rules.dealer_may_swap_upcard and not UPCARD_SWAP_OFFERED:
+        out.append("dealer's upcard swap (dealer_may_swap_upcard): the dealer never swaps")
+    if rules.opening_counts_layoffs != "never" and not OPENING_LAYOFFS_COUNTED:
+        out.append("lay-offs counting toward the opening (opening_counts_layoffs): the opening needs "
+                   "new melds worth the minimum on their own")
+    return out
+
+
+def check_supported(rules: Rules) -> None:
+    """Raise ``NotImplementedError`` for knob values the engine core does not implement.
+
+    Every preset (Caribbean and the Kalooki 40 family) is accepted.  Optional moves that are not
+    offered yet (``not_offered``: table manipulation M1-M5, the American upcard swap, NA15 lay-offs
+    counting toward the opening) do not refuse a preset.  Refused are knob values that no preset
+    uses and that would change what is forced or how a move works.
     """
     problems = []
-    if rules.opening_mode != "contract":
-        problems.append("opening_mode must be 'contract' (points variants are not implemented yet)")
-    if rules.table_manipulation:
-        problems.append("table_manipulation")
-    if rules.joker_swap == "retrieve":
-        problems.append("joker_swap = 'retrieve'")
-    if rules.set_joker_swap != "never":
-        problems.append("set_joker_swap other than 'never'")
-    for k in ("discard_draw_before_opening", "discard_draw_after_opening"):
-        if getattr(rules, k) not in ("any", "never"):
-            problems.append(f"{k} = {getattr(rules, k)!r}")
-    if rules.layoff_max_per_run_end_per_turn is not None or rules.layoff_max_per_run_per_turn is not None:
-        problems.append("lay-off limits per turn")
+    if rules.set_joker_swap == "both_missing_suits":
+        problems.append("set_joker_swap = 'both_missing_suits'")
     if rules.call_priority != "play_order_after_active":
         problems.append("call_priority = 'random'")
-    if rules.dealer_may_swap_upcard or rules.cut_joker_to_cutter:
-        problems.append("American deal options")
-    if rules.kalooki_enabled:
-        problems.append("kalooki_enabled")
+    if rules.kalooki_exempt_from_opening_min:
+        problems.append("kalooki_exempt_from_opening_min (V1)")
     if problems:
         raise NotImplementedError(f"{rules.name}: the engine does not implement: " + "; ".join(problems))
 
@@ -146,6 +159,10 @@ def action_text(st: State, g: int, a: int) -> str:
     if a < L.A_MOVE:
         m, t = divmod(a - L.A_TACK, L.N_TYPES)
         return f"tack {type_text(t)} on {m + 1}"
+    if a >= L.A_SETSWAP:
+        m, su = divmod(a - L.A_SETSWAP, 4)
+        rank = int(st.minfo[g, m, L.MI_KEY]) if m < st.gs[g, L.G_N_MELDS] else 0
+        return f"swap {type_text(su * 13 + rank)} for joker in {m + 1}"
     m, q = divmod(a - L.A_MOVE, 15)
     if m < st.gs[g, L.G_N_MELDS] and st.minfo[g, m, L.MI_NJ] > 1 and st.minfo[g, m, L.MI_KIND] == L.MK_RUN:
         return f"move joker JK={type_text(core._pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
@@ -195,6 +212,16 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
         if not 0 <= mi < L.M_MAX:
             raise ValueError(f"no table meld {mi + 1}")
         return L.A_TACK + mi * L.N_TYPES + t
+    m = re.fullmatch(r"swap (\S+) for joker in (\d+)", s)
+    if m:
+        t = parse_cards([m.group(1)])[0].type
+        mi = int(m.group(2)) - 1
+        if not 0 <= mi < L.M_MAX or t == JOKER:
+            raise ValueError(f"cannot parse action {text!r}")
+        if mi < st.gs[g, L.G_N_MELDS] and st.minfo[g, mi, L.MI_KIND] == L.MK_RUN:
+            s = f"move joker JK={type_text(t)} in {mi + 1}"
+        else:
+            return L.A_SETSWAP + mi * 4 + t // 13
     m = re.fullmatch(r"(?:move|swap) joker(?: (\S+))? in (\d+)", s)
     if m:
         mi = int(m.group(2)) - 1
@@ -239,7 +266,7 @@ class _NotOffered(ValueError):
 
 
 class Game:
-    """One Caribbean Kalooki match (or a single hand built with ``from_text``).
+    """One Kalooki match of any supported rule set (or a single hand built with ``from_text``).
 
     ``Game(rules="caribbean", n_players=4, seed=0, game_id=0, dealer=None, n_hands=None)``
     deals the first hand.  ``apply`` takes an action id or text; ``legal_actions()`` lists ids,
@@ -423,15 +450,23 @@ class Game:
         if self.terminal:
             lines.append(f"{self.rules.name}: match over after {self._gs(L.G_HANDS_DONE)} hand(s)")
         else:
-            threes, fours = self.rules.contracts[r]
+            if self.rules.opening_mode == "contract":
+                threes, fours = self.rules.contracts[r]
+                what = f"contract {threes} three(s) + {fours} four(s)"
+            else:
+                what = f"opening {self.rules.opening_min_points} points"
             lines.append(f"{self.rules.name}: hand {h + 1}, round {r + 1} "
-                         f"(contract {threes} three(s) + {fours} four(s)), dealer {_seat_text(self._gs(L.G_DEALER))}, "
+                         f"({what}), dealer {_seat_text(self._gs(L.G_DEALER))}, "
                          f"turn {self._gs(L.G_TURN)}")
             extra = ""
             if self.phase == "allow":
                 extra = f", {_seat_text(self._gs(L.G_CALLER))} calls"
             if self._gs(L.G_TAKEN) >= 0:
                 extra += f", taken {type_text(self._gs(L.G_TAKEN))}"
+                if self._gs(L.G_TAKEN_MUST):
+                    extra += " (must be melded this turn)"
+            if self._gs(L.G_FREED) > 0:
+                extra += f", {self._gs(L.G_FREED)} freed joker(s) to place"
             lines.append(f"phase: {self.phase}, active {_seat_text(self.current_player)}, "
                          f"to act {_seat_text(self.to_act)}{extra}")
         for p in range(n):
@@ -580,6 +615,8 @@ class Game:
             raise ValueError(f"phase {phase!r} is not one of call, allow, draw, play")
         gs[L.G_PHASE] = L.PHASE_NAMES.index(phase)
         gs[L.G_TAKEN] = parse_cards([kv["taken"]])[0].type if "taken" in kv else -1
+        gs[L.G_TAKEN_MUST] = 1 if kv.get("taken_must", "no").lower() in ("1", "yes", "true") else 0
+        gs[L.G_FREED] = int(kv.get("freed", 0))
         gs[L.G_CALLER] = _parse_seat(kv["caller"]) if "caller" in kv else -1
         gs[L.G_AFTER_ALLOW] = 1 if kv.get("after_allow", "no").lower() in ("1", "yes", "true") else 0
         gs[L.G_CALL_DONE] = 1 if (gs[L.G_AFTER_ALLOW] or phase == "play" or

@@ -70,7 +70,9 @@ G_LAST_EVENT = 24    # EV_* of the last step that ended or voided a hand (for lo
 G_HANDS_DONE = 25    # hands scored so far
 G_TOTAL_RESHUFFLES = 26
 G_TOTAL_VOIDS = 27
-NG = 28
+G_TAKEN_MUST = 28    # 1: G_TAKEN was taken under a restriction and must be melded this turn
+G_FREED = 29         # jokers freed by a swap (M6 retrieve) this turn and not yet placed
+NG = 30
 
 # ---- per-player scalars ps[g, p, PS_*]
 PS_LAID = 0          # has laid down (opened) in this hand
@@ -87,7 +89,10 @@ MI_LO = 3            # run: lowest position (1..14); set: 0
 MI_HI = 4            # run: highest position; set: len - 1
 MI_LEN = 5           # cards in the meld
 MI_NJ = 6            # jokers in the meld
-NMI = 7
+MI_T_LO = 7          # cards placed at the low end of this run in the current turn (A21)
+MI_T_HI = 8          # cards placed at the high end of this run in the current turn (A21)
+MI_T_ALL = 9         # cards laid off onto this run in the current turn (V2)
+NMI = 10
 
 MK_SET = 0
 MK_RUN = 1
@@ -107,8 +112,9 @@ EV_WENT_OUT = 1      # a player emptied his hand; hand scored with a winner
 EV_VOID = 2          # stock empty and nothing to rebuild: deal voided and replayed (A6/A52)
 EV_VOID_CAP = 3      # void replays exhausted: hand scored as it stands, no winner
 EV_TURN_CAP = 4      # max_turns_per_hand reached: hand scored as it stands, no winner
+EV_KALOOKI = 5       # went out by a kalooki (kalooki_enabled; nothing laid before that turn, A24)
 EVENT_NAMES = ("none", "went out", "void (redeal)", "void cap (scored as it stands)",
-               "turn cap (scored as it stands)")
+               "turn cap (scored as it stands)", "kalooki")
 
 # ---- actions
 A_PASS = 0
@@ -121,8 +127,10 @@ A_END_TURN = 6       # only when no discard is possible (A15/A54)
 A_LAY = 7                               # + plan index k < K_PLANS
 A_DISCARD = A_LAY + K_PLANS             # + card type t (0..52)
 A_TACK = A_DISCARD + N_TYPES            # + m * 53 + t  (card type t onto table meld m)
-A_MOVE = A_TACK + M_MAX * N_TYPES       # + m * 15 + q  (joker at position q of run m)
-N_ACTIONS = A_MOVE + M_MAX * 15
+A_MOVE = A_TACK + M_MAX * N_TYPES       # + m * 15 + q  (joker at position q of run m: move it
+                                        #   within the run, or retrieve it with joker_swap "retrieve")
+A_SETSWAP = A_MOVE + M_MAX * 15         # + m * 4 + s  (natural of suit s replaces a joker of set m)
+N_ACTIONS = A_SETSWAP + M_MAX * 4
 
 # ---- error codes returned by step/check_action (0 = legal)
 E_OK = 0
@@ -158,6 +166,9 @@ E_SWAP_END = 29
 E_PLAN_STALE = 30
 E_NOT_ADJACENT = 31
 E_HAND_EMPTY = 32
+E_LAYOFF_LIMIT = 33
+E_MUST_PLACE = 34
+E_NOT_USABLE = 35
 
 ERROR_TEXT = {
     E_OK: "legal",
@@ -194,4 +205,10 @@ ERROR_TEXT = {
     E_PLAN_STALE: "internal: the lay-down plan does not match the hand",
     E_NOT_ADJACENT: "the card does not continue the four at either end",
     E_HAND_EMPTY: "the hand is empty",
+    E_LAYOFF_LIMIT: "lay-off limit of this run reached for this turn (layoff_max_per_run_end_per_turn / "
+                    "layoff_max_per_run_per_turn, A21)",
+    E_MUST_PLACE: "the card taken from the discard pile / the freed joker must be placed in a meld first "
+                  "(only actions that place it are allowed until then)",
+    E_NOT_USABLE: "the discard may only be taken when it can be melded this turn (it must be in the best "
+                  "lay-down with it, or fit a table meld)",
 }
