@@ -43,6 +43,7 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
 from kalooki_sim.jit import njit
+from kalooki_sim.melds.positions import fewest_missing_in_runs, pos_type
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, R_RUN_MIN_SIZE,
@@ -76,13 +77,6 @@ def random_action(mask, n_legal, key, ctr):
 
 
 @njit
-def _pos_type(s, q):
-    if q == 1 or q == 14:
-        return s * 13
-    return s * 13 + q - 1
-
-
-@njit
 def contract_shortfall(hands, rv, g, p, round_idx):
     """Cards seat ``p`` still misses for the round's contract, minus the jokers he holds.
 
@@ -98,34 +92,7 @@ def contract_shortfall(hands, rv, g, p, round_idx):
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
     total = -np.int64(hands[g, p, JOKER])
     if F > 0:
-        # fewest missing cards per suit over run windows (sliding), then the F smallest of 4
-        m0 = m1 = m2 = m3 = 99
-        for s in range(4):
-            best = 99
-            m = 0
-            for q in range(lo_min, hi_max + 1):
-                if hands[g, p, _pos_type(s, q)] == 0:
-                    m += 1
-                if q - lo_min >= w and hands[g, p, _pos_type(s, q - w)] == 0:
-                    m -= 1
-                if q - lo_min >= w - 1 and m < best:
-                    best = m
-            # insert into the sorted four m0 <= m1 <= m2 <= m3
-            if best < m0:
-                m0, m1, m2, m3 = best, m0, m1, m2
-            elif best < m1:
-                m1, m2, m3 = best, m1, m2
-            elif best < m2:
-                m2, m3 = best, m2
-            elif best < m3:
-                m3 = best
-        total += m0
-        if F > 1:
-            total += m1
-        if F > 2:
-            total += m2
-        if F > 3:
-            total += m3
+        total += fewest_missing_in_runs(hands[g, p], F, w, lo_min, hi_max)
     if T > 0:
         # cards missing per rank (set_min_size - naturals held), the T smallest, by counting
         smin = rv[R_SET_MIN_SIZE]
@@ -195,7 +162,7 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
                 continue
             if q2 == 14 and rv[R_ACE_HIGH] == 0:
                 continue
-            if hands[g, p, _pos_type(s, q2)] > 0:
+            if hands[g, p, pos_type(s, q2)] > 0:
                 u += 1.0 if (d == 1 or d == -1) else gap_weight
     return u
 

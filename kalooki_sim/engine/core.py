@@ -57,6 +57,7 @@ import numpy as np
 
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
+from ..melds.positions import pos_type
 from ..melds.search import WS_LEN, best_lay_down_ws
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
@@ -120,14 +121,6 @@ def _dir(rv):
 @njit
 def _seat_after(seat, k, n, d):
     return ((seat + d * k) % n + n) % n
-
-
-@njit
-def _pos_type(s, q):
-    """Card type of run position q (1..14) in suit s."""
-    if q == 1 or q == 14:
-        return s * 13
-    return s * 13 + q - 1
 
 
 @njit
@@ -347,7 +340,7 @@ def _plan_count(rec, nm, t):
                 joker = (jm >> q) & 1
                 if t == JOKER:
                     c += joker
-                elif joker == 0 and _pos_type(s, q) == t:
+                elif joker == 0 and pos_type(s, q) == t:
                     c += 1
         elif t == JOKER:
             c += rec[i, 6]
@@ -977,7 +970,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return E_NO_JOKER
     if rv[R_JOKER_SWAP_FROM_RUN_END] == 0 and (q == lo or q == hi):
         return E_SWAP_END
-    nat = _pos_type(minfo[g, m, MI_KEY], q)
+    nat = pos_type(minfo[g, m, MI_KEY], q)
     if hands[g, p, nat] <= 0:
         return E_NO_CARD
     if rv[R_JOKER_SWAP] == 2:                           # retrieve (M6): the joker goes to the hand
@@ -1087,7 +1080,7 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
             jmask = plan[g, k, i, 4]
             nj = 0
             for q in range(lo, hi + 1):
-                typ = _pos_type(s, q)
+                typ = pos_type(s, q)
                 mas[g, m, q] = typ
                 if (jmask >> q) & 1:
                     mcards[g, m, q] = JOKER
@@ -1253,7 +1246,7 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                     minfo[g, m, MI_T_HI] += 1
                 minfo[g, m, MI_T_ALL] += 1
                 mcards[g, m, q] = t
-                mas[g, m, q] = _pos_type(minfo[g, m, MI_KEY], q)
+                mas[g, m, q] = pos_type(minfo[g, m, MI_KEY], q)
                 if q < minfo[g, m, MI_LO]:
                     minfo[g, m, MI_LO] = q
                 if q > minfo[g, m, MI_HI]:
@@ -1290,7 +1283,7 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
         elif rv[R_JOKER_SWAP] == 2:
             m = (a - A_MOVE) // 15
             q = (a - A_MOVE) % 15
-            nat = _pos_type(minfo[g, m, MI_KEY], q)
+            nat = pos_type(minfo[g, m, MI_KEY], q)
             mcards[g, m, q] = nat
             minfo[g, m, MI_NJ] -= 1
             hands[g, act, nat] -= 1
@@ -1303,11 +1296,11 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             m = (a - A_MOVE) // 15
             q = (a - A_MOVE) % 15
             dest = _move_target(minfo, mcards, rv, g, m, q)
-            nat = _pos_type(minfo[g, m, MI_KEY], q)
+            nat = pos_type(minfo[g, m, MI_KEY], q)
             mcards[g, m, q] = nat
             hands[g, act, nat] -= 1
             mcards[g, m, dest] = JOKER
-            mas[g, m, dest] = _pos_type(minfo[g, m, MI_KEY], dest)
+            mas[g, m, dest] = pos_type(minfo[g, m, MI_KEY], dest)
             if dest < minfo[g, m, MI_LO]:
                 minfo[g, m, MI_LO] = dest
             if dest > minfo[g, m, MI_HI]:
@@ -1532,7 +1525,7 @@ def check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pl
             c = mcards[g, m, q]
             if c < 0:
                 return INV_MELD_LAYOUT
-            if kind == MK_RUN and mas[g, m, q] != _pos_type(minfo[g, m, MI_KEY], q):
+            if kind == MK_RUN and mas[g, m, q] != pos_type(minfo[g, m, MI_KEY], q):
                 return INV_MELD_LAYOUT
             if c != JOKER and mas[g, m, q] != c:
                 return INV_MELD_LAYOUT

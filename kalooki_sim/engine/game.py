@@ -165,7 +165,7 @@ def action_text(st: State, g: int, a: int) -> str:
         return f"swap {type_text(su * 13 + rank)} for joker in {m + 1}"
     m, q = divmod(a - L.A_MOVE, 15)
     if m < st.gs[g, L.G_N_MELDS] and st.minfo[g, m, L.MI_NJ] > 1 and st.minfo[g, m, L.MI_KIND] == L.MK_RUN:
-        return f"move joker JK={type_text(core._pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
+        return f"move joker JK={type_text(core.pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
     return f"move joker in {m + 1}"
 
 
@@ -648,7 +648,7 @@ def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
         for i, c in enumerate(slots):
             q = lo + i
             st.mcards[0, m, q] = c
-            st.mas[0, m, q] = core._pos_type(s, q)
+            st.mas[0, m, q] = core.pos_type(s, q)
         return
     if not is_legal_meld(rules, toks, "set"):
         raise ValueError(f"table meld [{' '.join(toks)}] is not a legal meld of {rules.name}")
@@ -699,7 +699,7 @@ def _as_run(cards):
         q = p0 + i
         if not 1 <= q <= 14:
             return None
-        want = core._pos_type(suit, q)
+        want = core.pos_type(suit, q)
         t = c.type if c.type != JOKER else c.as_type
         if t >= 0 and t != want:
             return None
@@ -711,7 +711,7 @@ def _decl_tokens_run(run):
     s, lo, slots = run
     out = []
     for i, c in enumerate(slots):
-        t = core._pos_type(s, lo + i)
+        t = core.pos_type(s, lo + i)
         out.append(f"JK={type_text(t)}" if c == JOKER else type_text(t))
     return out
 

@@ -32,6 +32,7 @@ from ..rulevec import (
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_SET_MIN_NATURALS, R_SET_MIN_SIZE, ROUND_STRIDE,
 )
 from .legality import run_max_len
+from .positions import fewest_missing_in_runs, pos_type
 
 MAX_MELDS = 12
 REC = 8
@@ -73,11 +74,6 @@ B_USED = 0
 B_N = 1
 B_VAL = 2
 B_NODES = 3
-
-
-@njit
-def _pos_type(s, p):
-    return s * 13 + (0 if (p == 1 or p == 14) else p - 1)
 
 
 @njit
@@ -319,7 +315,7 @@ def _avail_mask(t, s, p, pool, prm):
     for q in range(prm[P_LO_MIN], prm[P_HI_MAX] + 1):
         if q == p:
             continue
-        u = _pos_type(s, q)
+        u = pos_type(s, q)
         if u > t or (u == t and pool[t] > 1):
             if pool[u] > 0:
                 mask |= 1 << q
@@ -336,7 +332,7 @@ def _run_slots(t, s, p, lo, hi, pool, slots):
         if q == p:
             slots[q] = 1
             continue
-        u = _pos_type(s, q)
+        u = pos_type(s, q)
         a = 0 if u < t else pool[u] - (1 if u == t else 0)
         if a > 0:
             slots[q] = 1
@@ -364,7 +360,7 @@ def _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk, nsets, rmask, pr
         outside = suit_total - (hi - lo + 1 - nj) - 1
         for i in range(m):
             if (mask >> i) & 1:
-                if not _borrow_useful(_pos_type(s, slots[16 + i]), t, pool, jk - nj, outside, nsets,
+                if not _borrow_useful(pos_type(s, slots[16 + i]), t, pool, jk - nj, outside, nsets,
                                       rmask, prm):
                     return -1
     return jmask
@@ -374,7 +370,7 @@ def _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk, nsets, rmask, pr
 def _move_run(pool, s, lo, hi, jmask, sign):
     for q in range(lo, hi + 1):
         if ((jmask >> q) & 1) == 0:
-            pool[_pos_type(s, q)] += sign
+            pool[pos_type(s, q)] += sign
 
 
 @njit
@@ -528,7 +524,7 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
                                 for q in range(lo, hi + 1):
                                     add_val += rv[R_MELD_VALUE + q]
                                     if ((jmask >> q) & 1) == 0:
-                                        u = _pos_type(s, q)
+                                        u = pos_type(s, q)
                                         add_pen += pen[u]
                                         sub_val += natval[u]
                                 _move_run(pool, s, lo, hi, jmask, -1)
@@ -631,35 +627,7 @@ def _contract_joker_bound(hand, prm):
     F = prm[P_F]
     need = 0
     if F > 0:
-        # fewest missing naturals per suit over the run windows; the F smallest of the four
-        m0 = m1 = m2 = m3 = 99
-        w = prm[P_RUN_MIN]
-        lo_min = prm[P_LO_MIN]
-        for s in range(4):
-            best_m = 99
-            m = 0
-            for q in range(lo_min, prm[P_HI_MAX] + 1):
-                if hand[_pos_type(s, q)] == 0:
-                    m += 1
-                if q - lo_min >= w and hand[_pos_type(s, q - w)] == 0:
-                    m -= 1
-                if q - lo_min >= w - 1 and m < best_m:
-                    best_m = m
-            if best_m < m0:
-                m0, m1, m2, m3 = best_m, m0, m1, m2
-            elif best_m < m1:
-                m1, m2, m3 = best_m, m1, m2
-            elif best_m < m2:
-                m2, m3 = best_m, m2
-            elif best_m < m3:
-                m3 = best_m
-        need += m0
-        if F > 1:
-            need += m1
-        if F > 2:
-            need += m2
-        if F > 3:
-            need += m3
+        need += fewest_missing_in_runs(hand, F, prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX])
     if T > 0:
         a3 = 0
         a2 = 0
@@ -705,7 +673,7 @@ def _meldable(hand, t, prm):
             prev_miss = False
             adj = False
             for q in range(lo, lo + w):
-                if q != p and hand[_pos_type(s, q)] == 0:
+                if q != p and hand[pos_type(s, q)] == 0:
                     miss += 1
                     if prev_miss:
                         adj = True
@@ -925,7 +893,7 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
     # which positions of suit s hold a natural (both aces need two copies)
     avail = 0
     for q in range(lo_min, hi_max + 1):
-        if pool[_pos_type(s, q)] > 0:
+        if pool[pos_type(s, q)] > 0:
             avail |= 1 << q
     ace = s * 13
     w = prm[P_RUN_MIN]
@@ -972,7 +940,7 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
                             q = slots[16 + i]
                             jmask |= 1 << q
                             # borrow only for a set of exactly set_min_nat naturals (see _borrow_useful)
-                            u = _pos_type(s, q)
+                            u = pos_type(s, q)
                             ru = u % 13
                             same = pool[ru] + pool[13 + ru] + pool[26 + ru] + pool[39 + ru]
                             if not (prm[P_T] > 0 and same >= prm[P_SET_MIN_NAT]
@@ -983,7 +951,7 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
                         add_pen = nj * prm[P_PJ]
                         for q in range(lo, hi + 1):
                             if ((jmask >> q) & 1) == 0:
-                                u = _pos_type(s, q)
+                                u = pos_type(s, q)
                                 pool[u] -= 1
                                 add_pen += pen[u]
                         stack[depth, 0] = K_RUN
@@ -996,7 +964,7 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
                                     best_stack, best, prm, rv, pen, scratch, dp, pick)
                         for q in range(lo, hi + 1):
                             if ((jmask >> q) & 1) == 0:
-                                pool[_pos_type(s, q)] += 1
+                                pool[pos_type(s, q)] += 1
                     if k == 0:
                         break
                     c = mask & -mask
