@@ -2,7 +2,8 @@
 
 Prints JSON lines: for random and greedy 4-player Caribbean hands (single hands, rounds 1-9 in
 turn, so the figure averages over the 9 rounds) the hands/s on 1 thread and on all cores with the
-speed-up; cold and cached compile time in fresh processes; and, when `open_spiel` is installed
+speed-up; the same on one core for the other presets (`--presets`); cold and cached compile
+time in fresh processes; and, when `open_spiel` is installed
 (`pip install .[bench]`), OpenSpiel's gin_rummy random games/s measured in the same run.
 
     python benchmarks/simulate.py [--hands 200000]
@@ -76,6 +77,8 @@ def main(argv=None):
     ap.add_argument("--random-hands", type=int, default=3_600,
                     help="random hands per measurement (random play runs to the turn cap: slow)")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--presets", default="k40,k51,k101,na15,american",
+                    help="other presets to measure on one core (greedy and random; '' for none)")
     args = ap.parse_args(argv)
     rules = load_rules("caribbean")
     cores = numba.config.NUMBA_NUM_THREADS
@@ -91,6 +94,12 @@ def main(argv=None):
             row["open_spiel_gin_rummy_random_games_per_s"] = round(ospiel, 1)
             row["ratio_vs_open_spiel"] = round(one / ospiel, 2)
         print(json.dumps(row), flush=True)
+    for name in [p for p in args.presets.split(",") if p]:
+        r = load_rules(name)
+        for agents, n in ((("random",) * 4, args.random_hands), (("greedy",) * 4, args.hands // 4)):
+            one = hands_per_second(r, agents, n, 1)
+            print(json.dumps({"bench": "simulate", "variant": name, "players": 4, "agents": agents[0],
+                              "hands": n, "hands_per_s_per_core": round(one)}), flush=True)
     if not args.no_compile:
         print(json.dumps(compile_times()), flush=True)
 
