@@ -872,6 +872,15 @@ def _top_rank_penalty(hand, pen, T, min_nat):
 
 
 @njit
+def _set_could_use(u, pool, prm):
+    """Could natural u still go into one of the contract's sets (enough of its rank held)?"""
+    if prm[P_T] == 0:
+        return False
+    r = u % 13
+    return pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r] >= prm[P_SET_MIN_NAT]
+
+
+@njit
 def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, best, prm, rv, pen,
                 scratch, dp, pick):
     """Choose the contract's runs suit by suit (or no run in suit s), then the sets exactly."""
@@ -922,6 +931,15 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
             forced = n - _popcount16(have)
             if forced > jk or n - forced < prm[P_RUN_MIN_NAT]:
                 continue
+            # a natural next to either end that no set could use only fits this run: the run
+            # one card longer is strictly better and is searched too
+            if n < prm[P_RUN_MAX] and not both_aces:
+                if hi + 1 <= hi_max and (avail >> (hi + 1)) & 1 and not (lo == 1 and hi + 1 == 14):
+                    if not _set_could_use(pos_type(s, hi + 1), pool, prm):
+                        continue
+                if lo - 1 >= lo_min and (avail >> (lo - 1)) & 1 and not (lo - 1 == 1 and hi == 14):
+                    if not _set_could_use(pos_type(s, lo - 1), pool, prm):
+                        continue
             m = 0
             for q in range(lo, hi + 1):
                 if (have >> q) & 1:
