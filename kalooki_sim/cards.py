@@ -118,6 +118,16 @@ def format_cards(cards: Iterable[Card | int]) -> str:
     return " ".join(card_text(c) for c in cards)
 
 
+def to_ids(cards: str | Iterable[str | Card | int]) -> list[int]:
+    """Card type ids of a text or token list (``"AH 10S JK"`` -> ``[26, 48, 52]``)."""
+    return [c.type for c in parse_cards(cards)]
+
+
+def to_text(ids: Iterable[int | Card]) -> str:
+    """Text of card type ids or Cards (``[26, 48, 52]`` -> ``"AH 10S JK"``)."""
+    return format_cards(parse_cards(list(ids)))
+
+
 def counts_of(cards: str | Iterable[str | Card | int]) -> np.ndarray:
     """Count vector (int64[53]) of a hand; joker declarations are dropped."""
     counts = np.zeros(N_TYPES, dtype=np.int64)

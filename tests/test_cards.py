@@ -282,3 +282,11 @@ def test_full_deck_has_n_decks_copies_of_each_natural():
     counts = np.bincount(types, minlength=N_TYPES)
     assert (counts[:52] == n_decks).all()
     assert counts[JOKER] == n_jokers
+
+
+def test_ids_round_trip_helpers():
+    from kalooki_sim.cards import to_ids, to_text
+
+    assert to_ids("AH 10S JK") == [26, 48, 52]
+    assert to_text([26, 48, 52]) == "AH 10S JK"
+    assert to_text(to_ids("2C KS JK=6H")) == "2C KS JK"      # ids are card types: declarations drop

@@ -455,3 +455,17 @@ def test_best_lay_down_contract_needs_round():
 def test_best_lay_down_accepts_text():
     res = M.best_lay_down(R("caribbean"), "4C 4D 4H 8S 8S 8D QH QC JK 9C", 1)
     assert res is not None and res.penalty == 9 and res.left == ["9C"]
+
+
+def test_caribbean_and_british_kind_names():
+    from kalooki_sim import load_rules
+    from kalooki_sim.melds import is_legal_meld
+
+    carib = load_rules("caribbean")
+    assert is_legal_meld(carib, "5H 5H 5S", kind="three")
+    assert not is_legal_meld(carib, "5H 5H 5S", kind="four")
+    assert is_legal_meld(carib, "AS 2S 3S 4S", kind="four")
+    k40 = load_rules("k40")
+    assert is_legal_meld(k40, "7S 7D 7C", kind="group") and is_legal_meld(k40, "QD KD AD", kind="sequence")
+    with pytest.raises(ValueError, match="kind"):
+        is_legal_meld(carib, "5H 5H 5S", kind="pair")

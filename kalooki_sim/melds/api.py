@@ -19,7 +19,9 @@ from .search import K_JSET, K_RUN, K_SET, MAX_MELDS, REC, best_lay_down_counts
 
 __all__ = ["is_legal_meld", "meld_value", "opening_value", "meets_contract", "best_lay_down", "LayDown"]
 
-_KINDS = {None: KIND_ANY, "any": KIND_ANY, "set": KIND_SET, "run": KIND_RUN}
+# Caribbean players say "three" / "four", British ones "group" / "sequence" (RULES.md §1.4)
+_KINDS = {None: KIND_ANY, "any": KIND_ANY, "set": KIND_SET, "run": KIND_RUN, "three": KIND_SET,
+          "four": KIND_RUN, "group": KIND_SET, "sequence": KIND_RUN}
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def _meld_arrays(cards: list[Card]):
 
 def _kind_code(kind) -> int:
     if kind not in _KINDS:
-        raise ValueError(f"unknown meld kind {kind!r}: use 'set', 'run' or None")
+        raise ValueError(f"unknown meld kind {kind!r}: use 'set' (three, group), 'run' (four, sequence) or None")
     return _KINDS[kind]
 
 
