@@ -1,7 +1,9 @@
 """Closed-loop simulation: whole hands or matches played by compiled policies (DESIGN.md §5).
 
-One ``prange`` kernel plays every game of a chunk to the end, asking ``agents.compiled.choose_action``
-for the seat that must act (``gs[g, G_TO_ACT]``) and applying it with ``core.step``.  Every game is
+One ``prange`` kernel plays every game of a chunk to the end, asking the compiled policy of the seat
+that must act (``gs[g, G_TO_ACT]``) and applying its choice with ``core.step``.  Greedy seats check
+only the actions they consider (``agents.compiled.greedy_action``; ``step`` re-validates); other
+policies get the full legal mask (``core.legal_mask`` + ``agents.compiled.choose_action``).  Every game is
 a pure function of (rules, seat policies, params, seed, game id): the deal comes from the engine's
 streams and each seat's policy randomness from stream ``core.STREAM_POLICY_BASE + seat`` of
 (seed, game id), so results are identical for any thread count, batch size or ``first_game_id``
