@@ -46,6 +46,14 @@ def _check(cfg: SimulationConfig, rules) -> None:
         raise ValueError("games and shard_size must be positive")
 
 
+def _kernels_cached() -> bool:
+    """Does numba's cache already hold compiled kernels for this source tree?"""
+    from .jit import cache_dir
+
+    d = Path(cache_dir())
+    return d.is_dir() and any(d.rglob("*.nbi"))
+
+
 def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool = True) -> RunDir:
     """Run (or resume) a simulation and write its run directory; returns it."""
     from tqdm import tqdm
@@ -62,6 +70,8 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
     done = run.done_shards(table)
     n_shards = (cfg.games + cfg.shard_size - 1) // cfg.shard_size
     with tqdm(total=cfg.games, unit=" games", disable=not progress, desc=f"{rules.name} {cfg.mode}") as bar:
+        if progress and not _kernels_cached():
+            bar.set_postfix_str("compiling the kernels first (once, a few minutes)")
         for shard in range(n_shards):
             first = shard * cfg.shard_size
             n = min(cfg.shard_size, cfg.games - first)
@@ -77,6 +87,7 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
                 m["agent"] = [cfg.agents[s] for s in m["seat"]]
                 run.write_shard("matches", shard, m)
             run.write_shard(table, shard, df)
+            bar.set_postfix_str("")
             bar.update(n)
     write_summary(run, cfg)
     return run
