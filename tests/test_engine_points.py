@@ -3,7 +3,7 @@
 Points openings, restricted discard draws, lay-offs with per-turn limits, joker swaps (M6
 "retrieve") in runs and 3-card sets, discardable jokers, rip vs kalooki, stock exhaustion, deal
 sizes by player count, and closed-loop invariants / determinism for every points preset.  Table
-manipulation M1-M5 is not offered yet (``game.not_offered``).  Positions are written with
+manipulation M1-M5 has its own file (test_engine_manipulation.py).  Positions are written with
 ``Game.from_text``; seats are P1..Pn (P1 active).
 """
 
@@ -49,10 +49,7 @@ def has(game, text):
 def test_presets_supported(name):
     check_supported(R(name))
     no = not_offered(R(name))
-    if name == "caribbean":
-        assert no == []
-    else:
-        assert any("M1-M5" in x for x in no)
+    assert not any("M1-M5" in x for x in no)      # table manipulation is offered everywhere
 
 
 # ------------------------------------------------------------------------------------------------
@@ -160,9 +157,13 @@ table: P2 [4H 5H 6H JK=7H]
 discard: 3C
 """
     g = G(text)
-    # no natural 7H: the end joker cannot be taken; M2 (taking 4H) is not offered yet
+    # no natural 7H: the end joker cannot be taken, by a swap or by an end take (A19); 4H can
     assert code(g, "move joker in 1") == L.E_NO_CARD
-    assert not any("in 1" in t and not t.startswith("tack") for t in g.legal_action_texts())
+    assert code(g, "take JK from 1") == L.E_TAKE_JOKER
+    assert code(g, "take 4H from 1") == 0
+    g.apply("take 4H from 1")
+    assert g.table[0][1] == ["5H", "6H", "JK=7H"]
+    assert code(g, "discard 9C") == L.E_MUST_PLACE        # 4H must be used this turn
     g = G(text.replace("9C 2S", "7H 9C 2S"))
     assert code(g, "move joker in 1") == 0
     g = G(text.replace("9C 2S", "7H 9C 2S"), joker_swap_from_run_end=False)   # V3

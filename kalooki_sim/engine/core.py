@@ -75,7 +75,8 @@ from ..rulevec import (
     R_NEW_MELDS_AFTER_OPENING, R_OPENING_MIN_POINTS, R_OPENING_MODE,
     R_PENALTY, R_PLAY_DIRECTION, R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_STOCK_EXHAUSTION, R_TIE_RULE, R_UPCARD,
-    ROUND_STRIDE,
+    ROUND_STRIDE, R_END_TAKE_MAY_TAKE_JOKER, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION,
+    R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
 )
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
@@ -92,7 +93,9 @@ from .layout import (
     G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, G_VOIDS, H_MAX, JOKER, K_PLANS, L_MAX, M_MAX,
     MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_ACTIONS,
     N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_OVER, PH_PLAY, PLAN_MELDS, PLAN_REC, PS_CALLS,
-    PS_CALLS_BASE, PS_LAID, PS_TOTAL,
+    PS_CALLS_BASE, PS_LAID, PS_TOTAL, A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, E_BREAKS_MELD,
+    E_KIND, E_MANIP_CAP, E_NO_MANIP, E_NOT_IN_MELD, E_TAKE_JOKER, G_MANIPS, G_OWED,
+    MANIP_MAX_PER_TURN, NMI,
 )
 
 # RNG streams of one game (rng.rng_key(seed, game_id, stream)).  Deal d uses stream
@@ -282,6 +285,8 @@ def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
     gs[g, G_TAKEN] = -1
     gs[g, G_TAKEN_MUST] = 0
     gs[g, G_FREED] = 0
+    gs[g, G_OWED] = -1
+    gs[g, G_MANIPS] = 0
     for m in range(gs[g, G_N_MELDS]):
         minfo[g, m, MI_T_LO] = 0
         minfo[g, m, MI_T_HI] = 0
@@ -834,6 +839,374 @@ def _set_swap_slot(minfo, mcards, mas, g, m, nat):
     return first
 
 
+# ------------------------------------------------------------------------------------------------
+# table manipulation M1-M5 (RULES.md §2.2; actions A_SHIFT .. A_SETTAKE, layout.py)
+#
+# A card taken from the table goes to the hand but is *owed* (G_OWED): until it is placed again
+# (lay-down plan, lay-off, shift, split, substitution or swap that puts that card type on the
+# table) nothing else is legal, and a take is only offered when the taken card can be placed at
+# once (a lay-off that fits, or the best new melds of the hand with it), so a turn can never get
+# stuck.  One owed card at a time keeps the bookkeeping exact; longer chains (take, take, lay)
+# are played as take-place, take-place (engine decision D23).
+
+
+@njit
+def _placed_type(gs, minfo, g, a):
+    """Card type that play action ``a`` moves from the hand to the table (-1: none or unknown;
+    lay-downs may place several cards, callers ask the plan)."""
+    if a >= A_TACK and a < A_MOVE:
+        return (a - A_TACK) % N_TYPES
+    if a < A_MOVE or a >= A_SETTAKE:
+        return -1
+    nm = gs[g, G_N_MELDS]
+    if a < A_SETSWAP:
+        m = (a - A_MOVE) // 15
+        if m >= nm or minfo[g, m, MI_KIND] != MK_RUN:
+            return -1
+        return pos_type(minfo[g, m, MI_KEY], (a - A_MOVE) % 15)
+    if a < A_SHIFT:
+        m = (a - A_SETSWAP) // 4
+        return ((a - A_SETSWAP) % 4) * 13 + minfo[g, m, MI_KEY] if m < nm else -1
+    if a < A_TAKE_END:
+        x = a - A_SHIFT
+        m = x >> 2
+        if m >= nm or minfo[g, m, MI_KIND] != MK_RUN:
+            return -1
+        if x & 1:
+            return JOKER
+        q = minfo[g, m, MI_HI] + 1 if (x >> 1) & 1 == 0 else minfo[g, m, MI_LO] - 1
+        return pos_type(minfo[g, m, MI_KEY], q) if 1 <= q <= 14 else -1
+    if a < A_SPLIT:
+        return -1
+    if a < A_SETSUB:
+        m = (a - A_SPLIT) // 15
+        if m >= nm or minfo[g, m, MI_KIND] != MK_RUN:
+            return -1
+        return pos_type(minfo[g, m, MI_KEY], (a - A_SPLIT) % 15)
+    m = (a - A_SETSUB) // 16
+    if m >= nm or minfo[g, m, MI_KIND] != MK_SET:
+        return -1
+    return (((a - A_SETSUB) // 4) % 4) * 13 + minfo[g, m, MI_KEY]
+
+
+@njit
+def _set_slot_of(minfo, mcards, g, m, t):
+    """Slot of natural ``t`` in set ``m`` (-1: not there)."""
+    for i in range(minfo[g, m, MI_LEN]):
+        if mcards[g, m, i] == t:
+            return i
+    return -1
+
+
+@njit
+def _recount_jokers(minfo, mcards, g, m, lo, hi):
+    nj = 0
+    for q in range(lo, hi + 1):
+        if mcards[g, m, q] == JOKER:
+            nj += 1
+    minfo[g, m, MI_NJ] = nj
+
+
+@njit
+def _redeclare_set_jokers(minfo, mcards, mas, g, m):
+    """Jokers of set ``m`` stand for suits the naturals lack (after a substitution changed them)."""
+    for i in range(minfo[g, m, MI_LEN]):
+        if mcards[g, m, i] == JOKER:
+            mas[g, m, i] = -1
+    for i in range(minfo[g, m, MI_LEN]):
+        if mcards[g, m, i] == JOKER:
+            mas[g, m, i] = _set_joker_meaning(minfo, mas, g, m)
+
+
+@njit
+def _manip_apply(gs, hands, minfo, mcards, mas, g, p, a):
+    """Carry out manipulation ``a`` (structurally checked by ``_manip_err``) on the table and on
+    seat ``p``'s hand.  Returns the card type taken into the hand (-1: none)."""
+    if a < A_TAKE_END:                                   # M1 shift
+        x = a - A_SHIFT
+        m = x >> 2
+        side = (x >> 1) & 1
+        s = minfo[g, m, MI_KEY]
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        if side == 0:
+            q_add = hi + 1
+            q_take = lo
+        else:
+            q_add = lo - 1
+            q_take = hi
+        t_add = JOKER if x & 1 else pos_type(s, q_add)
+        c = np.int64(mcards[g, m, q_take])
+        mcards[g, m, q_add] = t_add
+        mas[g, m, q_add] = pos_type(s, q_add)
+        mcards[g, m, q_take] = -1
+        mas[g, m, q_take] = -1
+        if side == 0:
+            minfo[g, m, MI_LO] = lo + 1
+            minfo[g, m, MI_HI] = q_add
+            minfo[g, m, MI_T_HI] += 1
+        else:
+            minfo[g, m, MI_LO] = q_add
+            minfo[g, m, MI_HI] = hi - 1
+            minfo[g, m, MI_T_LO] += 1
+        minfo[g, m, MI_T_ALL] += 1
+        _recount_jokers(minfo, mcards, g, m, minfo[g, m, MI_LO], minfo[g, m, MI_HI])
+        hands[g, p, t_add] -= 1
+        hands[g, p, c] += 1
+        return c
+    if a < A_SPLIT:                                      # M2 take an end card
+        x = a - A_TAKE_END
+        m = x >> 1
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        q = hi if x & 1 == 0 else lo
+        c = np.int64(mcards[g, m, q])
+        mcards[g, m, q] = -1
+        mas[g, m, q] = -1
+        if q == hi:
+            minfo[g, m, MI_HI] = hi - 1
+        else:
+            minfo[g, m, MI_LO] = lo + 1
+        minfo[g, m, MI_LEN] -= 1
+        if c == JOKER:
+            minfo[g, m, MI_NJ] -= 1
+        hands[g, p, c] += 1
+        return c
+    if a < A_SETSUB:                                     # M3 split
+        m = (a - A_SPLIT) // 15
+        q = (a - A_SPLIT) % 15
+        s = minfo[g, m, MI_KEY]
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        n2 = gs[g, G_N_MELDS]
+        nat = pos_type(s, q)
+        for j in range(L_MAX):
+            mcards[g, n2, j] = -1
+            mas[g, n2, j] = -1
+        for j in range(NMI):
+            minfo[g, n2, j] = 0
+        minfo[g, n2, MI_KIND] = MK_RUN
+        minfo[g, n2, MI_OWNER] = minfo[g, m, MI_OWNER]
+        minfo[g, n2, MI_KEY] = s
+        minfo[g, n2, MI_LO] = q
+        minfo[g, n2, MI_HI] = hi
+        minfo[g, n2, MI_LEN] = hi - q + 1
+        mcards[g, n2, q] = nat
+        mas[g, n2, q] = nat
+        for r in range(q + 1, hi + 1):
+            mcards[g, n2, r] = mcards[g, m, r]
+            mas[g, n2, r] = mas[g, m, r]
+            mcards[g, m, r] = -1
+            mas[g, m, r] = -1
+        minfo[g, m, MI_HI] = q
+        minfo[g, m, MI_LEN] = q - lo + 1
+        _recount_jokers(minfo, mcards, g, m, lo, q)
+        _recount_jokers(minfo, mcards, g, n2, q, hi)
+        gs[g, G_N_MELDS] = n2 + 1
+        hands[g, p, nat] -= 1
+        return -1
+    r = minfo[g, (a - A_SETSUB) // 16, MI_KEY] if a < A_SETTAKE else minfo[g, (a - A_SETTAKE) // 4, MI_KEY]
+    if a < A_SETTAKE:                                    # M4 set substitution
+        x = a - A_SETSUB
+        m = x // 16
+        t_add = ((x // 4) % 4) * 13 + r
+        c = (x % 4) * 13 + r
+        i = _set_slot_of(minfo, mcards, g, m, c)
+        mcards[g, m, i] = t_add
+        mas[g, m, i] = t_add
+        _redeclare_set_jokers(minfo, mcards, mas, g, m)
+        hands[g, p, t_add] -= 1
+        hands[g, p, c] += 1
+        return c
+    m = (a - A_SETTAKE) // 4                             # M5 take from a 4-card set
+    c = ((a - A_SETTAKE) % 4) * 13 + r
+    i = _set_slot_of(minfo, mcards, g, m, c)
+    n = minfo[g, m, MI_LEN]
+    for j in range(i, n - 1):
+        mcards[g, m, j] = mcards[g, m, j + 1]
+        mas[g, m, j] = mas[g, m, j + 1]
+    mcards[g, m, n - 1] = -1
+    mas[g, m, n - 1] = -1
+    minfo[g, m, MI_LEN] = n - 1
+    minfo[g, m, MI_HI] = n - 2
+    hands[g, p, c] += 1
+    return c
+
+
+@njit
+def _owed_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, c):
+    """Could card ``c`` (just taken into seat ``p``'s hand) be placed now: as a lay-off onto a
+    table meld, or in the best new melds of the hand (the plan the engine will offer)?"""
+    if rv[R_GOING_OUT_REQUIRES_DISCARD] == 1 and _hand_count(hands, g, p) <= 1:
+        return False
+    for m2 in range(gs[g, G_N_MELDS]):
+        if _fit_err(minfo, mcards, mas, rv, g, m2, c) == 0:
+            return True
+    return _hand_plan_places(hands, ps, rv, gs, g, p, -1, -1, c)
+
+
+@njit
+def _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a):
+    """Structural checks of manipulation ``a`` (no state change): 0 or an ``E_*`` code."""
+    if rv[R_TABLE_MANIPULATION] == 0:
+        return E_NO_MANIP
+    if ps[g, p, PS_LAID] == 0:
+        return E_NOT_LAID                                # A23: only after the opening
+    if gs[g, G_MANIPS] >= MANIP_MAX_PER_TURN:
+        return E_MANIP_CAP
+    nm = gs[g, G_N_MELDS]
+    rmin = rv[R_RUN_MIN_SIZE]
+    if a < A_SPLIT:                                      # M1 shift / M2 end take: a run
+        if a < A_TAKE_END:
+            x = a - A_SHIFT
+            m = x >> 2
+        else:
+            x = a - A_TAKE_END
+            m = x >> 1
+        if m >= nm:
+            return E_NO_MELD
+        if minfo[g, m, MI_KIND] != MK_RUN:
+            return E_KIND
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        if a < A_TAKE_END:
+            side = (x >> 1) & 1
+            up, down = _growth_ends(hi, rv)
+            if (side == 0 and not up) or (side == 1 and not down):
+                return E_GROWTH
+            q_add = hi + 1 if side == 0 else lo - 1
+            q_take = lo if side == 0 else hi
+            if q_add < 1 or q_add > 14:
+                return E_NO_FREE_POS
+            if (q_add == 14 and rv[R_ACE_HIGH] == 0) or (q_add == 1 and rv[R_ACE_LOW] == 0):
+                return E_ACE_RULE
+            nlo = lo + 1 if side == 0 else q_add
+            nhi = q_add if side == 0 else hi - 1
+            if nlo == 1 and nhi == 14 and rv[R_ALLOW_BOTH_ACES_IN_RUN] == 0:
+                return E_ACE_RULE
+            t_add = JOKER if x & 1 else pos_type(minfo[g, m, MI_KEY], q_add)
+            if hands[g, p, t_add] <= 0:
+                return E_NO_CARD
+            lim = rv[R_LAYOFF_MAX_PER_RUN_END_PER_TURN]
+            if lim >= 0 and (minfo[g, m, MI_T_HI] if side == 0 else minfo[g, m, MI_T_LO]) >= lim:
+                return E_LAYOFF_LIMIT
+            lim = rv[R_LAYOFF_MAX_PER_RUN_PER_TURN]
+            if lim >= 0 and minfo[g, m, MI_T_ALL] >= lim:
+                return E_LAYOFF_LIMIT
+        else:
+            q_take = hi if x & 1 == 0 else lo
+            if hi - lo < rmin:                           # rmin cards must remain
+                return E_BREAKS_MELD
+        if mcards[g, m, q_take] == JOKER and rv[R_END_TAKE_MAY_TAKE_JOKER] == 0:
+            return E_TAKE_JOKER
+        return 0
+    if a < A_SETSUB:                                     # M3 split
+        m = (a - A_SPLIT) // 15
+        q = (a - A_SPLIT) % 15
+        if m >= nm:
+            return E_NO_MELD
+        if minfo[g, m, MI_KIND] != MK_RUN:
+            return E_KIND
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        if q - lo + 1 < rmin or hi - q + 1 < rmin:
+            return E_BREAKS_MELD
+        if hands[g, p, pos_type(minfo[g, m, MI_KEY], q)] <= 0:
+            return E_NO_CARD
+        if nm >= M_MAX:
+            return E_TABLE_FULL
+        return 0
+    if a < A_SETTAKE:                                    # M4 substitution in a 3-card set
+        x = a - A_SETSUB
+        m = x // 16
+        if m >= nm:
+            return E_NO_MELD
+        if minfo[g, m, MI_KIND] != MK_SET or minfo[g, m, MI_LEN] != 3:
+            return E_KIND
+        r = minfo[g, m, MI_KEY]
+        s_add = (x // 4) % 4
+        s_take = x % 4
+        if s_add == s_take or _set_slot_of(minfo, mcards, g, m, s_add * 13 + r) >= 0:
+            return E_WRONG_SUIT
+        if _set_slot_of(minfo, mcards, g, m, s_take * 13 + r) < 0:
+            return E_NOT_IN_MELD
+        if hands[g, p, s_add * 13 + r] <= 0:
+            return E_NO_CARD
+        return 0
+    m = (a - A_SETTAKE) // 4                             # M5 take from a 4-card set
+    if m >= nm:
+        return E_NO_MELD
+    if minfo[g, m, MI_KIND] != MK_SET or minfo[g, m, MI_LEN] != 4:
+        return E_KIND
+    if _set_slot_of(minfo, mcards, g, m, ((a - A_SETTAKE) % 4) * 13 + minfo[g, m, MI_KEY]) < 0:
+        return E_NOT_IN_MELD
+    return 0
+
+
+@njit
+def _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a):
+    """0 if manipulation ``a`` is legal now, else the ``E_*`` code.  Tries the move on the state
+    and undoes it: every meld it touches must stay legal, and a taken card must be placeable."""
+    e = _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a)
+    if e != 0:
+        return e
+    if a < A_TAKE_END:
+        m = (a - A_SHIFT) >> 2
+    elif a < A_SPLIT:
+        m = (a - A_TAKE_END) >> 1
+    elif a < A_SETSUB:
+        m = (a - A_SPLIT) // 15
+    elif a < A_SETTAKE:
+        m = (a - A_SETSUB) // 16
+    else:
+        m = (a - A_SETTAKE) // 4
+    nm = gs[g, G_N_MELDS]
+    m2 = nm if nm < M_MAX else m                         # the row a split fills
+    W = NMI + 2 * L_MAX
+    buf = np.empty(2 * W + N_TYPES, dtype=np.int64)
+    for k, mm in enumerate((m, m2)):
+        o = k * W
+        for j in range(NMI):
+            buf[o + j] = minfo[g, mm, j]
+        for j in range(L_MAX):
+            buf[o + NMI + j] = mcards[g, mm, j]
+            buf[o + NMI + L_MAX + j] = mas[g, mm, j]
+    for t in range(N_TYPES):
+        buf[2 * W + t] = hands[g, p, t]
+    c = _manip_apply(gs, hands, minfo, mcards, mas, g, p, a)
+    err = 0
+    if meld_value_of(minfo, mcards, mas, rv, g, m) < 0:
+        err = E_BREAKS_MELD
+    elif gs[g, G_N_MELDS] > nm and meld_value_of(minfo, mcards, mas, rv, g, nm) < 0:
+        err = E_BREAKS_MELD
+    elif c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
+        if not _owed_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, c):
+            err = E_NOT_USABLE
+    gs[g, G_N_MELDS] = nm
+    for k in range(1, -1, -1):
+        mm = m if k == 0 else m2
+        o = k * W
+        for j in range(NMI):
+            minfo[g, mm, j] = buf[o + j]
+        for j in range(L_MAX):
+            mcards[g, mm, j] = buf[o + NMI + j]
+            mas[g, mm, j] = buf[o + NMI + L_MAX + j]
+    for t in range(N_TYPES):
+        hands[g, p, t] = buf[2 * W + t]
+    return err
+
+
+@njit
+def _pending(gs, g):
+    """Card type that must be placed before anything else (-1: none): a discard taken under a
+    restriction, a freed joker, or a card taken from the table."""
+    if gs[g, G_TAKEN_MUST] == 1 and gs[g, G_TAKEN] >= 0:
+        return gs[g, G_TAKEN]
+    if gs[g, G_FREED] > 0:
+        return JOKER
+    return gs[g, G_OWED]
+
+
 @njit
 def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
@@ -882,20 +1255,13 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return E_HAND_EMPTY
     last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
     # a restricted discard draw or a freed joker must be placed before anything else happens
-    pend = -1
-    if gs[g, G_TAKEN_MUST] == 1 and gs[g, G_TAKEN] >= 0:
-        pend = gs[g, G_TAKEN]
-    elif gs[g, G_FREED] > 0:
-        pend = JOKER
+    pend = _pending(gs, g)
     if pend >= 0:
         if a >= A_LAY and a < A_DISCARD:
             k = a - A_LAY
             if plan_n[g, k, 0] < 0 or _plan_count(plan[g, k], plan_n[g, k, 0], pend) == 0:
                 return E_MUST_PLACE
-        elif a >= A_TACK and a < A_MOVE:
-            if (a - A_TACK) % N_TYPES != pend:
-                return E_MUST_PLACE
-        else:
+        elif _placed_type(gs, minfo, g, a) != pend:
             return E_MUST_PLACE
     if a == A_END_TURN:
         if _has_discard(gs, hands, rv, g, p):
@@ -926,6 +1292,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         if last_card_needs_discard and ncards == 1:
             return E_MUST_DISCARD
         return _fit_err(minfo, mcards, mas, rv, g, m, t)
+    if a >= A_SHIFT:                                     # table manipulation M1-M5
+        return _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a)
     if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
         m = (a - A_SETSWAP) // 4
         s = (a - A_SETSWAP) % 4
@@ -1047,6 +1415,28 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                 if minfo[g, m, MI_KIND] == MK_SET and minfo[g, m, MI_NJ] > 0:
                     for s_ in range(4):
                         cands[nc] = A_SETSWAP + m * 4 + s_
+                        nc += 1
+    if rv[R_TABLE_MANIPULATION] == 1 and ps[g, p, PS_LAID] == 1:
+        for m in range(nm):
+            if minfo[g, m, MI_KIND] == MK_RUN:
+                for j in range(4):
+                    cands[nc] = A_SHIFT + m * 4 + j
+                    nc += 1
+                for j in range(2):
+                    cands[nc] = A_TAKE_END + m * 2 + j
+                    nc += 1
+                for q in range(minfo[g, m, MI_LO] + 1, minfo[g, m, MI_HI]):
+                    if hands[g, p, pos_type(minfo[g, m, MI_KEY], q)] > 0:
+                        cands[nc] = A_SPLIT + m * 15 + q
+                        nc += 1
+            elif minfo[g, m, MI_KIND] == MK_SET:
+                if minfo[g, m, MI_LEN] == 3:
+                    for j in range(16):
+                        cands[nc] = A_SETSUB + m * 16 + j
+                        nc += 1
+                elif minfo[g, m, MI_LEN] == 4:
+                    for j in range(4):
+                        cands[nc] = A_SETTAKE + m * 4 + j
                         nc += 1
     for i in range(nc):
         a = cands[i]
@@ -1216,6 +1606,13 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
     elif a == A_END_TURN:
         _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
     else:
+        owed = gs[g, G_OWED]
+        if owed >= 0:                        # does this action place the card owed to the table?
+            if a < A_DISCARD:
+                if _plan_count(plan[g, a - A_LAY], plan_n[g, a - A_LAY, 0], owed) > 0:
+                    gs[g, G_OWED] = -1
+            elif _placed_type(gs, minfo, g, a) == owed:
+                gs[g, G_OWED] = -1
         if a < A_DISCARD:
             k = a - A_LAY
             nj = _plan_count(plan[g, k], plan_n[g, k, 0], JOKER)
@@ -1267,6 +1664,16 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 gs[g, G_TAKEN] = -1
             if t == JOKER and gs[g, G_FREED] > 0:
                 gs[g, G_FREED] -= 1
+        elif a >= A_SHIFT:                               # table manipulation M1-M5
+            placed = _placed_type(gs, minfo, g, a)
+            c = _manip_apply(gs, hands, minfo, mcards, mas, g, act, a)
+            gs[g, G_MANIPS] += 1
+            if placed >= 0 and placed == gs[g, G_TAKEN]:
+                gs[g, G_TAKEN] = -1
+            if placed == JOKER and gs[g, G_FREED] > 0:
+                gs[g, G_FREED] -= 1
+            if c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
+                gs[g, G_OWED] = c
         elif a >= A_SETSWAP:
             m = (a - A_SETSWAP) // 4
             nat = ((a - A_SETSWAP) % 4) * 13 + minfo[g, m, MI_KEY]
@@ -1588,7 +1995,8 @@ def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
     Randomness: stream ``STREAM_POLICY_BASE`` of (policy_seed, game_id).  With ``check >= 1`` the
     invariants are verified after every step; ``check >= 2`` also compares the mask with
     ``check_action`` on every action id (slow).  ``stats`` (int64[8]) accumulates: steps, lay-downs,
-    tacks, joker moves, allowed calls, denied calls, hands won by going out, invariant failures.
+    tacks, joker moves, allowed calls, denied calls, hands won by going out, invariant failures (and,
+    if it has a 9th slot, table manipulations M1-M5).
     Returns 0, or ``1000 + INV_*`` / ``2000 + E_*`` at the first failure.
     """
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
@@ -1626,8 +2034,11 @@ def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
             stats[1] += 1
         elif a >= A_TACK and a < A_MOVE:
             stats[2] += 1
-        elif a >= A_MOVE:
+        elif a >= A_MOVE and a < A_SHIFT:
             stats[3] += 1
+        elif a >= A_SHIFT:
+            if stats.shape[0] > 8:
+                stats[8] += 1
         elif a == A_ALLOW:
             stats[4] += 1
         elif a == A_DENY:

@@ -11,6 +11,12 @@ text.  Action texts::
     discard 7C
     swap 6D for joker in 2    (M6 in a 3-card set; in a run "move joker JK=5H in 1" retrieves the
                                joker when joker_swap = "retrieve")
+    table manipulation (M1-M5, only after opening; a taken card must be placed before anything else):
+    shift 6H on 1             (M1: 6H at the end of run 1 it continues, the other end card is taken;
+                               "shift JK on 1 high|low" adds a joker at that end)
+    take 6H from 1            (M2: an end card of a run; M5: a natural of a 4-card set)
+    split 1 with 8D           (M3: the duplicate 8D splits run 1 into [.. 8D] and [8D ..])
+    substitute 6C for 6H in 1 (M4: 6C replaces 6H in the 3-card set 1, 6H is taken)
 
 ``Game.from_text`` builds a position from the same notation so rule tests read like the rule::
 
@@ -27,7 +33,8 @@ text.  Action texts::
 Other keys: ``players``, ``dealer``, ``hand`` (1-based hand of the match), ``last_hand``,
 ``to_act`` (call phase), ``caller`` (allow phase), ``taken`` (play phase), ``seed``,
 ``after_allow`` (play/draw after an allowed call), ``turn``, ``taken_must`` (the taken card must
-be melded this turn), ``freed`` (freed jokers still to place).  Player flags after ``|``: ``laid``,
+be melded this turn), ``freed`` (freed jokers still to place), ``owed`` (a card taken from the
+table by M1-M5 that must be placed), ``manipulations`` (M1-M5 made this turn).  Player flags after ``|``: ``laid``,
 ``calls=N``, ``total=N``.
 """
 
@@ -57,7 +64,7 @@ __all__ = ["Game", "check_supported", "not_offered", "action_text", "parse_actio
 # are simply never offered (they are optional for the player), and ``not_offered(rules)`` names
 # them so that reports and the CLI can say so.  Knobs whose values would change what is *forced*
 # (not just what is optional) are refused by ``check_supported`` instead.
-TABLE_MANIPULATION_OFFERED = False       # M1-M5 (shift, end take, split, set substitution, 4-set take)
+TABLE_MANIPULATION_OFFERED = True        # M1-M5 (shift, end take, split, set substitution, 4-set take)
 UPCARD_SWAP_OFFERED = False              # AMER dealer_may_swap_upcard
 OPENING_LAYOFFS_COUNTED = False          # NA15 opening_counts_layoffs = "with_new_meld" (A43)
 
@@ -159,6 +166,8 @@ def action_text(st: State, g: int, a: int) -> str:
     if a < L.A_MOVE:
         m, t = divmod(a - L.A_TACK, L.N_TYPES)
         return f"tack {type_text(t)} on {m + 1}"
+    if a >= L.A_SHIFT:
+        return _manip_text(st, g, a)
     if a >= L.A_SETSWAP:
         m, su = divmod(a - L.A_SETSWAP, 4)
         rank = int(st.minfo[g, m, L.MI_KEY]) if m < st.gs[g, L.G_N_MELDS] else 0
@@ -167,6 +176,106 @@ def action_text(st: State, g: int, a: int) -> str:
     if m < st.gs[g, L.G_N_MELDS] and st.minfo[g, m, L.MI_NJ] > 1 and st.minfo[g, m, L.MI_KIND] == L.MK_RUN:
         return f"move joker JK={type_text(core.pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
     return f"move joker in {m + 1}"
+
+
+def _manip_text(st: State, g: int, a: int) -> str:
+    """Text of a table manipulation M1-M5 (module docstring)."""
+    nm = int(st.gs[g, L.G_N_MELDS])
+
+    def meld(m):
+        return (int(st.minfo[g, m, L.MI_KIND]), int(st.minfo[g, m, L.MI_KEY]),
+                int(st.minfo[g, m, L.MI_LO]), int(st.minfo[g, m, L.MI_HI])) if m < nm else (-1, 0, 0, 0)
+
+    if a < L.A_TAKE_END:
+        m, j = divmod(a - L.A_SHIFT, 4)
+        side, joker = divmod(j, 2)
+        kind, key, lo, hi = meld(m)
+        if joker:
+            return f"shift JK on {m + 1} {'high' if side == 0 else 'low'}"
+        q = hi + 1 if side == 0 else lo - 1
+        if kind != L.MK_RUN or not 1 <= q <= 14:
+            return f"shift on {m + 1} ({'high' if side == 0 else 'low'} end)"
+        return f"shift {type_text(core.pos_type(key, q))} on {m + 1}"
+    if a < L.A_SPLIT:
+        m, side = divmod(a - L.A_TAKE_END, 2)
+        kind, key, lo, hi = meld(m)
+        if kind != L.MK_RUN:
+            return f"take {'high' if side == 0 else 'low'} end from {m + 1}"
+        c = int(st.mcards[g, m, hi if side == 0 else lo])
+        return f"take {type_text(c) if c >= 0 else '?'} from {m + 1}"
+    if a < L.A_SETSUB:
+        m, q = divmod(a - L.A_SPLIT, 15)
+        kind, key, lo, hi = meld(m)
+        return f"split {m + 1} with {type_text(core.pos_type(key, q)) if kind == L.MK_RUN else '?'}"
+    if a < L.A_SETTAKE:
+        m, j = divmod(a - L.A_SETSUB, 16)
+        s_add, s_take = divmod(j, 4)
+        key = meld(m)[1]
+        return f"substitute {type_text(s_add * 13 + key)} for {type_text(s_take * 13 + key)} in {m + 1}"
+    m, su = divmod(a - L.A_SETTAKE, 4)
+    return f"take {type_text(su * 13 + meld(m)[1])} from {m + 1}"
+
+
+def _parse_manip(st: State, g: int, s: str, text: str) -> int | None:
+    """Action id of a manipulation text, ``None`` if ``s`` is not one."""
+    nm = int(st.gs[g, L.G_N_MELDS])
+
+    def meld_no(tok):
+        m = int(tok) - 1
+        if not 0 <= m < L.M_MAX:
+            raise ValueError(f"no table meld {m + 1}")
+        return m
+
+    def is_run(m):
+        return m < nm and st.minfo[g, m, L.MI_KIND] == L.MK_RUN
+
+    r = re.fullmatch(r"shift (\S+) on (\d+)(?: (high|low))?(?:,? take \S+)?", s)
+    if r:
+        m = meld_no(r.group(2))
+        c = parse_cards([r.group(1)])[0]
+        if c.type == JOKER:
+            side = 1 if r.group(3) == "low" else 0
+            return L.A_SHIFT + m * 4 + side * 2 + 1
+        side = 0
+        if is_run(m):
+            lo, hi = int(st.minfo[g, m, L.MI_LO]), int(st.minfo[g, m, L.MI_HI])
+            key = int(st.minfo[g, m, L.MI_KEY])
+            if lo - 1 >= 1 and core.pos_type(key, lo - 1) == c.type and not (
+                    hi + 1 <= 14 and core.pos_type(key, hi + 1) == c.type):
+                side = 1
+        return L.A_SHIFT + m * 4 + side * 2
+    r = re.fullmatch(r"take (\S+) from (\d+)", s)
+    if r:
+        m = meld_no(r.group(2))
+        c = parse_cards([r.group(1)])[0]
+        if is_run(m):
+            lo, hi = int(st.minfo[g, m, L.MI_LO]), int(st.minfo[g, m, L.MI_HI])
+            if st.mcards[g, m, hi] == c.type:
+                return L.A_TAKE_END + m * 2
+            if st.mcards[g, m, lo] == c.type:
+                return L.A_TAKE_END + m * 2 + 1
+            raise _NotOffered(f"{r.group(1).upper()} is not at an end of run {m + 1}")
+        if c.type == JOKER:
+            raise _NotOffered("a joker leaves a set only by a swap")
+        return L.A_SETTAKE + m * 4 + c.type // 13
+    r = re.fullmatch(r"split (\d+) with (\S+)", s)
+    if r:
+        m = meld_no(r.group(1))
+        c = parse_cards([r.group(2)])[0]
+        if c.type == JOKER:
+            raise _NotOffered("a run is split by a duplicate natural, not a joker")
+        q = c.type % 13 + 1
+        if q == 1 and is_run(m) and st.minfo[g, m, L.MI_HI] == 14:
+            q = 14
+        return L.A_SPLIT + m * 15 + q
+    r = re.fullmatch(r"substitute (\S+) for (\S+) in (\d+)", s)
+    if r:
+        m = meld_no(r.group(3))
+        add, out = parse_cards([r.group(1), r.group(2)])
+        if JOKER in (add.type, out.type) or add.type % 13 != out.type % 13:
+            raise _NotOffered("a substitution exchanges two naturals of the set's rank")
+        return L.A_SETSUB + m * 16 + (add.type // 13) * 4 + out.type // 13
+    return None
 
 
 def _strip_jokers(melds) -> list[tuple]:
@@ -202,6 +311,9 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
                 offered = action_text(st, g, L.A_LAY + k)
                 raise _NotOffered(f"only the exact best lay-down is offered ({offered!r})")
         return L.A_LAY + k
+    a = _parse_manip(st, g, s, text)
+    if a is not None:
+        return a
     m = re.fullmatch(r"discard (\S+)", s)
     if m:
         return L.A_DISCARD + parse_cards([m.group(1)])[0].type
@@ -467,6 +579,8 @@ class Game:
                     extra += " (must be melded this turn)"
             if self._gs(L.G_FREED) > 0:
                 extra += f", {self._gs(L.G_FREED)} freed joker(s) to place"
+            if self._gs(L.G_OWED) >= 0:
+                extra += f", {type_text(self._gs(L.G_OWED))} taken from the table (must be placed)"
             lines.append(f"phase: {self.phase}, active {_seat_text(self.current_player)}, "
                          f"to act {_seat_text(self.to_act)}{extra}")
         for p in range(n):
@@ -617,6 +731,8 @@ class Game:
         gs[L.G_TAKEN] = parse_cards([kv["taken"]])[0].type if "taken" in kv else -1
         gs[L.G_TAKEN_MUST] = 1 if kv.get("taken_must", "no").lower() in ("1", "yes", "true") else 0
         gs[L.G_FREED] = int(kv.get("freed", 0))
+        gs[L.G_OWED] = parse_cards([kv["owed"]])[0].type if "owed" in kv else -1
+        gs[L.G_MANIPS] = int(kv.get("manipulations", 0))
         gs[L.G_CALLER] = _parse_seat(kv["caller"]) if "caller" in kv else -1
         gs[L.G_AFTER_ALLOW] = 1 if kv.get("after_allow", "no").lower() in ("1", "yes", "true") else 0
         gs[L.G_CALL_DONE] = 1 if (gs[L.G_AFTER_ALLOW] or phase == "play" or

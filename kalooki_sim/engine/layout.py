@@ -40,6 +40,7 @@ PLAN_MELDS = 12      # = melds.search.MAX_MELDS
 PLAN_REC = 8         # = melds.search.REC
 N_TYPES = 53
 JOKER = 52
+MANIP_MAX_PER_TURN = 8   # M1-M5 per turn (engine cap, D23: a take and a put-back could loop forever)
 
 # ---- per-game scalars gs[g, G_*]
 G_PHASE = 0          # PH_*
@@ -72,7 +73,9 @@ G_TOTAL_RESHUFFLES = 26
 G_TOTAL_VOIDS = 27
 G_TAKEN_MUST = 28    # 1: G_TAKEN was taken under a restriction and must be melded this turn
 G_FREED = 29         # jokers freed by a swap (M6 retrieve) this turn and not yet placed
-NG = 30
+G_OWED = 30          # card type taken from the table by M1/M2/M4/M5 and not yet placed (-1 none)
+G_MANIPS = 31        # table manipulations M1-M5 made in this turn (cap: MANIP_MAX_PER_TURN)
+NG = 32
 
 # ---- per-player scalars ps[g, p, PS_*]
 PS_LAID = 0          # has laid down (opened) in this hand
@@ -130,7 +133,18 @@ A_TACK = A_DISCARD + N_TYPES            # + m * 53 + t  (card type t onto table 
 A_MOVE = A_TACK + M_MAX * N_TYPES       # + m * 15 + q  (joker at position q of run m: move it
                                         #   within the run, or retrieve it with joker_swap "retrieve")
 A_SETSWAP = A_MOVE + M_MAX * 15         # + m * 4 + s  (natural of suit s replaces a joker of set m)
-N_ACTIONS = A_SETSWAP + M_MAX * 4
+# table manipulation M1-M5 (table_manipulation; only after opening).  A card taken from the table is
+# owed (G_OWED): it goes to the hand but must be placed before anything else happens.
+A_SHIFT = A_SETSWAP + M_MAX * 4         # M1 + (m * 2 + side) * 2 + joker: add the natural of the next
+                                        #   position (joker = 1: a joker) at the high end (side 0) or
+                                        #   the low end (side 1) of run m, take the card at the other end
+A_TAKE_END = A_SHIFT + M_MAX * 4        # M2 + m * 2 + side: take the high (0) / low (1) end card of run m
+A_SPLIT = A_TAKE_END + M_MAX * 2        # M3 + m * 15 + q: a duplicate natural of position q splits run m
+                                        #   into [lo..q] (meld m) and [q..hi] (a new meld)
+A_SETSUB = A_SPLIT + M_MAX * 15         # M4 + m * 16 + s_add * 4 + s_take: the natural of suit s_add
+                                        #   replaces the natural of suit s_take in 3-card set m
+A_SETTAKE = A_SETSUB + M_MAX * 16       # M5 + m * 4 + s: take the natural of suit s from 4-card set m
+N_ACTIONS = A_SETTAKE + M_MAX * 4
 
 # ---- error codes returned by step/check_action (0 = legal)
 E_OK = 0
@@ -169,6 +183,12 @@ E_HAND_EMPTY = 32
 E_LAYOFF_LIMIT = 33
 E_MUST_PLACE = 34
 E_NOT_USABLE = 35
+E_NO_MANIP = 36
+E_MANIP_CAP = 37
+E_BREAKS_MELD = 38
+E_TAKE_JOKER = 39
+E_KIND = 40
+E_NOT_IN_MELD = 41
 
 ERROR_TEXT = {
     E_OK: "legal",
@@ -207,8 +227,15 @@ ERROR_TEXT = {
     E_HAND_EMPTY: "the hand is empty",
     E_LAYOFF_LIMIT: "lay-off limit of this run reached for this turn (layoff_max_per_run_end_per_turn / "
                     "layoff_max_per_run_per_turn, A21)",
-    E_MUST_PLACE: "the card taken from the discard pile / the freed joker must be placed in a meld first "
-                  "(only actions that place it are allowed until then)",
+    E_MUST_PLACE: "the card taken from the discard pile, from the table or the freed joker must be placed "
+                  "in a meld first (only actions that place it are allowed until then)",
+    E_NO_MANIP: "table manipulation is not allowed by these rules (table_manipulation = false)",
+    E_MANIP_CAP: f"at most {MANIP_MAX_PER_TURN} table manipulations per turn (engine cap, D23)",
+    E_BREAKS_MELD: "the meld would not stay legal (a run keeps >= run_min_size cards, a set >= 3, "
+                   "both parts of a split >= run_min_size, enough naturals)",
+    E_TAKE_JOKER: "a joker leaves the table only by a joker swap (end_take_may_take_joker = false, A19)",
+    E_KIND: "wrong kind of meld for this move (M1-M3 need a run, M4 a 3-card set, M5 a 4-card set)",
+    E_NOT_IN_MELD: "the meld holds no natural of that suit",
     E_NOT_USABLE: "the discard may only be taken when it can be melded this turn (it must be in the best "
                   "lay-down with it, or fit a table meld)",
 }

@@ -1,0 +1,221 @@
+"""Table manipulation M1-M5 of the Kalooki 40 family (RULES.md §2.2, §6.7 T62-T69, A19, A21, A23, D23).
+
+Positions are written with ``Game.from_text`` (P1 active, in his play phase).  A card taken from
+the table is *owed*: it sits in the hand but must be placed before anything else (T68), and a
+take is only offered when it can be placed at once.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from kalooki_sim import load_rules
+from kalooki_sim.engine import layout as L
+from kalooki_sim.engine.batch import random_playouts
+from kalooki_sim.engine.core import start_games
+from kalooki_sim.engine.game import Game
+from kalooki_sim.engine.state import State
+
+POINTS_PRESETS = ("k40", "k51", "k101", "na15", "american")
+
+
+@lru_cache(maxsize=None)
+def R(name="k40", **kw):
+    return load_rules(name, **kw)
+
+
+def G(hand, table, name="k40", laid=True, **kw):
+    text = f"""
+active: P1
+phase: play
+P1: {hand}{' | laid' if laid else ''}
+P2: 2S 4S | laid
+P3: 2D 3S
+P4: KD KH
+table: {table}
+discard: QS
+"""
+    return Game.from_text(text, R(name, **kw))
+
+
+def melds(g):
+    return [toks for _, toks in g.table]
+
+
+# ------------------------------------------------------------------------------------------------
+# §6.7 vectors
+
+
+def test_T63_split():
+    g = G("8D 2C 9S", "P2 [6D 7D 8D 9D 10D]")
+    assert "split 1 with 8D" in g.legal_action_texts()
+    g.apply("split 1 with 8D")
+    assert melds(g) == [["6D", "7D", "8D"], ["8D", "9D", "10D"]]
+    assert g.hand(0) == ["2C", "9S"]
+    assert g.check("discard 2C") == 0                # nothing taken, nothing owed
+
+
+def test_split_needs_two_legal_parts():
+    g = G("7D 8D 2C 9S", "P2 [6D 7D 8D 9D]")
+    assert g.check("split 1 with 7D") == L.E_BREAKS_MELD      # [6D 7D] would be left
+    assert g.check("split 1 with 8D") == L.E_BREAKS_MELD      # [8D 9D] would be left
+    g = G("2C 9S", "P2 [6D 7D 8D 9D 10D]")
+    assert g.check("split 1 with 8D") == L.E_NO_CARD
+
+
+def test_T65_end_take_leaving_two_cards_is_illegal():
+    g = G("2C 9S", "P2 [3H 4H 5H]")
+    assert g.check("take 5H from 1") == L.E_BREAKS_MELD
+    assert g.check("take 3H from 1") == L.E_BREAKS_MELD
+
+
+def test_T67_take_from_4_card_set_then_lay():
+    g = G("7H 8H 2C", "P2 [6S 6H 6D 6C]")
+    assert g.check("take 6H from 1") == 0
+    g.apply("take 6H from 1")
+    assert melds(g) == [["6S", "6D", "6C"]]
+    assert "6H taken from the table" in str(g)
+    # T68: the taken card must be placed before the turn can end
+    assert g.check("discard 2C") == L.E_MUST_PLACE
+    assert g.check("end turn") == L.E_MUST_PLACE
+    lay = [t for t in g.legal_action_texts() if t.startswith("lay down")]
+    assert lay == ["lay down [6H 7H 8H]"]
+    g.apply(lay[0])
+    assert melds(g) == [["6S", "6D", "6C"], ["6H", "7H", "8H"]]
+    assert g.check("discard 2C") == 0
+
+
+def test_T69_not_opened_player_cannot_manipulate():
+    g = G("8D 6H 2C 9S", "P2 [6D 7D 8D 9D 10D], P2 [6S 6C 6D 6H]", laid=False)
+    for text in ("split 1 with 8D", "take 10D from 1", "take 6D from 1", "shift JK on 1 high",
+                 "take 6S from 2"):
+        assert g.check(text) == L.E_NOT_LAID, text
+
+
+def test_caribbean_has_no_manipulation():
+    g = G("8D 2C 9S 4C", "P2 [6D 7D 8D 9D 10D]", name="caribbean")
+    assert g.check("split 1 with 8D") == L.E_NO_MANIP
+    assert g.check("take 10D from 1") == L.E_NO_MANIP
+
+
+# ------------------------------------------------------------------------------------------------
+# M1 shift, M2 end take
+
+
+def test_M1_shift_combined_example():
+    # RULES.md §2.2: table [3H 4H 5H], hand 2H 5D 5C -> add 2H below, take 5H -> [2H 3H 4H] and [5H 5D 5C]
+    g = G("2H 5D 5C 9S", "P2 [3H 4H 5H]")
+    assert g.action_text(g.action_id("shift 2H on 1")) == "shift 2H on 1"
+    g.apply("shift 2H on 1")
+    assert melds(g) == [["2H", "3H", "4H"]]
+    assert sorted(g.hand(0)) == ["5C", "5D", "5H", "9S"]
+    assert g.check("discard 9S") == L.E_MUST_PLACE
+    g.apply("lay down [5H 5D 5C]")
+    assert sorted(map(sorted, melds(g))) == [["2H", "3H", "4H"], ["5C", "5D", "5H"]]
+    assert g.hand(0) == ["9S"]
+
+
+def test_M1_shift_high_with_a_joker():
+    g = G("JK 3C 3D 9S", "P2 [3H 4H 5H]")
+    g.apply("shift JK on 1 high")
+    assert melds(g) == [["4H", "5H", "JK=6H"]]
+    g.apply("lay down [3H 3C 3D]")
+    assert g.hand(0) == ["9S"]
+
+
+def test_M1_never_takes_a_joker_and_counts_toward_the_end_limit():
+    g = G("6H 2C 9S", "P2 [JK=3H 4H 5H]")
+    assert g.check("shift 6H on 1") == L.E_TAKE_JOKER
+    # A21: two cards already placed at the high end this turn -> a shift there is over the limit
+    g = G("8H 9H 10H 3C 3D 9S", "P2 [3H 4H 5H 6H 7H]")
+    g.apply("tack 8H on 1").apply("tack 9H on 1")
+    assert g.check("shift 10H on 1") == L.E_LAYOFF_LIMIT
+
+
+def test_M2_end_take_rules():
+    g = G("9C 2S 5C 5D", "P2 [3H 4H 5H 6H]")
+    assert g.check("take 6H from 1") == 0
+    assert g.check("take 3H from 1") == 0
+    g.apply("take 6H from 1")
+    assert melds(g) == [["3H", "4H", "5H"]]
+    assert g.check("take 5H from 1") == L.E_MUST_PLACE       # the taken 6H comes first
+    g.apply("tack 6H on 1")
+    assert melds(g) == [["3H", "4H", "5H", "6H"]]
+    assert g.check("discard 9C") == 0
+
+
+def test_take_not_offered_when_card_cannot_be_placed():
+    # both high-end lay-offs of this turn are used, so 8H could not go back, and makes no meld
+    g = G("7H 8H 9C 2S", "P2 [3H 4H 5H 6H]")
+    g.apply("tack 7H on 1").apply("tack 8H on 1")
+    assert g.check("take 8H from 1") == L.E_NOT_USABLE
+    assert "take 8H from 1" not in g.legal_action_texts()
+
+
+# ------------------------------------------------------------------------------------------------
+# M4 substitution, M5 take from a 4-card set
+
+
+def test_M4_substitution():
+    g = G("6C 7H 8H 2C", "P2 [6S 6H 6D]")
+    assert g.check("substitute 6C for 6H in 1") == 0
+    g.apply("substitute 6C for 6H in 1")
+    assert sorted(melds(g)[0]) == ["6C", "6D", "6S"]
+    assert g.check("discard 2C") == L.E_MUST_PLACE
+    g.apply("lay down [6H 7H 8H]")
+    assert g.hand(0) == ["2C"]
+
+
+def test_M4_needs_the_missing_suit_and_a_3_card_set():
+    g = G("6D 6C 2C", "P2 [6S 6H 6D]")
+    assert g.check("substitute 6D for 6H in 1") == L.E_WRONG_SUIT
+    assert g.check("substitute 6C for 6C in 1") == L.E_WRONG_SUIT
+    g = G("6D 6C 2C", "P2 [6S 6H JK=6D]")
+    assert g.check("substitute 6C for 6D in 1") == L.E_NOT_IN_MELD   # a joker is swapped (M6), not taken
+    g = G("6C 2C", "P2 [6S 6H 6D 6C]")
+    assert g.check("substitute 6C for 6H in 1") == L.E_KIND
+
+
+def test_M5_keeps_jokers_locked_and_three_naturals_enough():
+    g = G("7H 8H 2C", "P2 [6S 6H 6D JK]")
+    with pytest.raises(Exception):
+        g.check("take JK from 1")                      # no such move: a joker leaves only by a swap
+    assert g.check("take 6H from 1") == 0
+    g.apply("take 6H from 1")
+    assert sorted(t.split("=")[0] for t in melds(g)[0]) == ["6D", "6S", "JK"]
+    g = G("2C 9S", "P2 [6S 6H 6D]")
+    assert g.check("take 6H from 1") == L.E_KIND
+
+
+def test_manipulation_cap_per_turn():
+    g = G("2C 9S", "P2 [6S 6H 6D 6C]")
+    for _ in range(L.MANIP_MAX_PER_TURN):
+        g.apply("take 6H from 1").apply("tack 6H on 1")
+    assert g.check("take 6H from 1") == L.E_MANIP_CAP
+
+
+# ------------------------------------------------------------------------------------------------
+# random play with manipulation: invariants on every state
+
+
+@pytest.mark.parametrize("name", POINTS_PRESETS)
+def test_random_play_invariants_with_manipulation(name):
+    """2,000 random games per preset, every state checked (check=1): conservation, every meld
+    legal, mask non-empty; the bias makes players meld, lay off and manipulate often."""
+    r = R(name)
+    rv = r.to_vector()
+    n = 2000
+    st = State.empty(n)
+    ids = np.arange(n, dtype=np.int64)
+    start_games(*st.arrays(), rv, 4, np.full(n, -1, dtype=np.int64), np.full(n, 3, dtype=np.int64), ids, 1)
+    err = np.zeros(n, dtype=np.int64)
+    stats = np.zeros((n, 9), dtype=np.int64)
+    random_playouts(*st.arrays(), rv, 21, 20000, 1, 0.7, err, stats)
+    assert (err == 0).all(), err[err != 0][:5]
+    assert (st.gs[:, L.G_TERMINAL] == 1).all()
+    tot = stats.sum(axis=0)
+    assert tot[8] > 1000, tot                          # manipulations really happen
+    assert tot[7] == 0
