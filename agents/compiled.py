@@ -28,7 +28,9 @@ offers it (it is offered only when the card goes into the lay-down or a lay-off 
 (the opening, later any new melds) is laid whenever offered; every possible lay-off is made, and
 joker swaps (runs and 3-card sets) are taken whenever the engine offers them (the natural is held
 and the freed joker can be placed); the discard is the card with the fewest partners (same rank,
-same suit nearby), highest penalty first, also after the opening.
+same suit nearby), highest penalty first, also after the opening.  Table manipulation (M1-M5)
+follows ``agents.manipulation``: splits, shifts and set substitutions whenever offered, and takes
+only when the taken card goes into a new meld with cards from the hand.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from kalooki_sim.rulevec import (
 )
 
 from .base import GREEDY, RANDOM
+from .manipulation import greedy_manipulation
 
 __all__ = ["choose_action", "random_action", "greedy_action", "card_usefulness"]
 
@@ -289,6 +292,10 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                             if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                                 return a
+            a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                    hscore, hwin, rv, g, seat)
+            if a >= 0:
+                return a
         laid = ps[g, seat, PS_LAID] == 1
         best = -1
         best_sf = 1 << 40

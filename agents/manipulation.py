@@ -1,0 +1,75 @@
+"""Greedy table manipulation (M1-M5) for the compiled greedy agent (``agents.compiled``).
+
+Every move greedy makes here sheds cards: a split (M3), a shift (M1) or a set substitution (M4)
+puts a card from the hand on the table, and the card it takes must be placed again this turn (the
+engine only offers a take whose card can be placed), so the hand shrinks by at least one.  A
+plain take (M2 end card, M5 from a 4-card set) is only worth it when the taken card goes into a
+*new* meld together with cards from the hand — a lay-off elsewhere would just move it — so greedy
+takes only when the best new melds of the hand with that card use it.  Jokers are never shifted
+onto the table (they are worth more in the hand).
+
+Legality is asked of ``core.check_action`` directly: these candidates exist only in variants
+with ``table_manipulation`` and only after opening, so they are few.
+"""
+
+from __future__ import annotations
+
+from kalooki_sim.engine.core import _hand_plan_places, check_action
+from kalooki_sim.engine.layout import (
+    A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO,
+    MK_RUN, MK_SET, PS_LAID,
+)
+from kalooki_sim.jit import njit
+from kalooki_sim.melds.positions import pos_type
+from kalooki_sim.rulevec import R_TABLE_MANIPULATION
+
+__all__ = ["greedy_manipulation"]
+
+
+@njit
+def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                        hwin, rv, g, seat):
+    """A legal manipulation that sheds cards (module docstring), or -1."""
+    if rv[R_TABLE_MANIPULATION] == 0 or ps[g, seat, PS_LAID] == 0:
+        return -1
+    nm = gs[g, G_N_MELDS]
+    for m in range(nm):
+        kind = minfo[g, m, MI_KIND]
+        if kind == MK_RUN:
+            s = minfo[g, m, MI_KEY]
+            for q in range(minfo[g, m, MI_LO] + 1, minfo[g, m, MI_HI]):
+                if hands[g, seat, pos_type(s, q)] > 0:
+                    a = A_SPLIT + m * 15 + q
+                    if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                    hscore, hwin, rv, g, a) == 0:
+                        return a
+            for side in range(2):
+                a = A_SHIFT + m * 4 + side * 2                 # a natural, never a joker
+                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                hscore, hwin, rv, g, a) == 0:
+                    return a
+        elif kind == MK_SET and minfo[g, m, MI_LEN] == 3:
+            for j in range(16):
+                a = A_SETSUB + m * 16 + j
+                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                hscore, hwin, rv, g, a) == 0:
+                    return a
+    for m in range(nm):
+        kind = minfo[g, m, MI_KIND]
+        if kind == MK_RUN:
+            for side in range(2):
+                a = A_TAKE_END + m * 2 + side
+                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                hscore, hwin, rv, g, a) == 0:
+                    c = mcards[g, m, minfo[g, m, MI_HI] if side == 0 else minfo[g, m, MI_LO]]
+                    if _hand_plan_places(hands, ps, rv, gs, g, seat, c, -1, c):
+                        return a
+        elif kind == MK_SET and minfo[g, m, MI_LEN] == 4:
+            for s in range(4):
+                a = A_SETTAKE + m * 4 + s
+                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                hscore, hwin, rv, g, a) == 0:
+                    c = s * 13 + minfo[g, m, MI_KEY]
+                    if _hand_plan_places(hands, ps, rv, gs, g, seat, c, -1, c):
+                        return a
+    return -1
