@@ -76,7 +76,7 @@ from ..rulevec import (
     R_PENALTY, R_PLAY_DIRECTION, R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_STOCK_EXHAUSTION, R_TIE_RULE, R_UPCARD,
     ROUND_STRIDE, R_END_TAKE_MAY_TAKE_JOKER, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION,
-    R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
+    R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN, R_KALOOKI_EXEMPT_FROM_OPENING_MIN,
 )
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
@@ -144,13 +144,19 @@ def hand_penalty_of(hands, rv, g, p):
 
 
 @njit
-def _rec_cards(plan, g, k, i):
-    kind = plan[g, k, i, 0]
+def _rec_count(rec, i):
+    """Cards placed by meld record ``rec[i]`` (``melds.search`` record layout)."""
+    kind = rec[i, 0]
     if kind == _K_SET:
-        return plan[g, k, i, 2] + plan[g, k, i, 3] + plan[g, k, i, 4] + plan[g, k, i, 5] + plan[g, k, i, 6]
+        return rec[i, 2] + rec[i, 3] + rec[i, 4] + rec[i, 5] + rec[i, 6]
     if kind == _K_RUN:
-        return plan[g, k, i, 3] - plan[g, k, i, 2] + 1
-    return plan[g, k, i, 6]
+        return rec[i, 3] - rec[i, 2] + 1
+    return rec[i, 6]
+
+
+@njit
+def _rec_cards(plan, g, k, i):
+    return _rec_count(plan[g, k], i)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -320,9 +326,22 @@ def _search_plan(hand, laid, rv, round_idx, out):
     if laid:
         rvx[R_OPENING_MODE] = 1         # "points" with minimum 1: any melds at all
         rvx[R_OPENING_MIN_POINTS] = 1
+    if best_lay_down_ws(hand, rvx, round_idx, out, best, ws) >= 0:
+        return best[1]
+    if laid or rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 0 or rv[R_OPENING_MODE] != 1:
+        return -1
+    # V1: a kalooki needs no opening minimum -- offer melds of any value that leave at most the
+    # final discard in hand (so the turn ends with an empty hand)
+    rvx[R_OPENING_MIN_POINTS] = 1
     if best_lay_down_ws(hand, rvx, round_idx, out, best, ws) < 0:
         return -1
-    return best[1]
+    held = 0
+    for t in range(N_TYPES):
+        held += hand[t]
+    placed = 0
+    for i in range(best[1]):
+        placed += _rec_count(out, i)
+    return best[1] if placed >= held - 1 else -1
 
 
 @njit

@@ -95,8 +95,6 @@ def check_supported(rules: Rules) -> None:
         problems.append("set_joker_swap = 'both_missing_suits'")
     if rules.call_priority != "play_order_after_active":
         problems.append("call_priority = 'random'")
-    if rules.kalooki_exempt_from_opening_min:
-        problems.append("kalooki_exempt_from_opening_min (V1)")
     if problems:
         raise NotImplementedError(f"{rules.name}: the engine does not implement: " + "; ".join(problems))
 
