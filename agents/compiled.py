@@ -16,6 +16,8 @@ Greedy, in words:
 * allow/deny: deny (take the card as the draw) when the card is useful and denying is legal,
   otherwise allow (a player who cannot deny never does);
 * draw: the top discard when useful (>= ``draw_threshold``) and legal, else the stock;
+* upcard swap (American dealer): take the upcard when it is more useful than the least useful
+  natural in hand (which is turned up instead);
 * play: lay down as soon as the engine offers plan 0 (the exact best lay-down); then tack every
   card it can and take jokers by moves; then discard — before the lay-down the least useful card
   (cards with no same-rank partner and no same-suit card within two ranks first), highest penalty
@@ -41,7 +43,7 @@ from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
     A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
     PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KIND, MI_LO, MI_NJ, MK_RUN, MK_SET,
-    A_SETSWAP,
+    A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
 from kalooki_sim.jit import njit
@@ -260,6 +262,22 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         if _ok(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_DISCARD
+    elif ph == PH_UPSWAP:
+        # the dealer takes the upcard when it is more useful than his least useful natural
+        worst = -1
+        worst_u = 1e300
+        worst_pen = -1
+        for t in range(JOKER):
+            if hands[g, seat, t] > 0:
+                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+                pen = rv[R_PENALTY + t]
+                if u < worst_u or (u == worst_u and pen > worst_pen):
+                    worst = t
+                    worst_u = u
+                    worst_pen = pen
+        if top >= 0 and worst >= 0 and card_usefulness(hands, rv, g, seat, top, 0, gapw) > worst_u:
+            return A_UPSWAP + worst
+        return A_PASS
     elif ph == PH_PLAY:
         for k in range(K_PLANS):
             if _ok(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,

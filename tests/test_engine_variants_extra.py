@@ -52,3 +52,43 @@ def test_V1_kalooki_below_the_minimum():
 def test_V1_needs_the_whole_hand():
     g = G("2C 3C 4C 5D 5H 5S 9S KC", "k40+v1")        # two cards would stay in hand
     assert g.check("lay down") == L.E_NO_PLAN
+
+
+# ------------------------------------------------------------------------------------------------
+# American: right after the deal the dealer may swap the upcard (RULES.md §2.6)
+
+
+def top_card(g):
+    return int(g.state.disc[0, g.state.gs[0, L.G_DISC_N] - 1])
+
+
+def test_american_dealer_upcard_swap():
+    assert not any("upcard" in x for x in not_offered(R("american")))
+    g = Game(R("american"), n_players=4, seed=3, game_id=0, dealer=0)
+    assert g.phase == "upcard" and g.to_act == 0 and g.current_player == 1
+    texts = g.legal_action_texts()
+    held = g.hand(0)
+    assert sorted(texts) == sorted({"keep upcard"} | {f"swap upcard for {c}" for c in held})
+    before = g.hand_counts(0).copy()
+    up = top_card(g)
+    give = g.hand_counts(0).nonzero()[0][0]
+    g.apply(L.A_UPSWAP + int(give))
+    after = g.hand_counts(0)
+    expect = before.copy()
+    expect[up] += 1
+    expect[give] -= 1
+    assert (after == expect).all()
+    assert top_card(g) == give
+    # then the player to the dealer's left starts
+    assert g.phase in ("draw", "call") and g.current_player == 1 and g.to_act == 1
+    assert g.check(f"swap upcard for {held[-1]}") == L.E_WRONG_PHASE
+
+
+def test_american_dealer_may_keep_the_upcard_and_others_never_swap():
+    g = Game(R("american"), n_players=4, seed=3, game_id=0, dealer=0)
+    top = top_card(g)
+    g.apply("keep upcard")
+    assert top_card(g) == top
+    assert g.phase == "draw" and g.to_act == 1
+    k = Game(R("k40"), n_players=4, seed=3, game_id=0, dealer=0)
+    assert k.phase != "upcard"

@@ -76,7 +76,7 @@ from ..rulevec import (
     R_PENALTY, R_PLAY_DIRECTION, R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_STOCK_EXHAUSTION, R_TIE_RULE, R_UPCARD,
     ROUND_STRIDE, R_END_TAKE_MAY_TAKE_JOKER, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION,
-    R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN, R_KALOOKI_EXEMPT_FROM_OPENING_MIN,
+    R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN, R_KALOOKI_EXEMPT_FROM_OPENING_MIN, R_DEALER_MAY_SWAP_UPCARD,
 )
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
@@ -95,7 +95,7 @@ from .layout import (
     N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_OVER, PH_PLAY, PLAN_MELDS, PLAN_REC, PS_CALLS,
     PS_CALLS_BASE, PS_LAID, PS_TOTAL, A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, E_BREAKS_MELD,
     E_KIND, E_MANIP_CAP, E_NO_MANIP, E_NOT_IN_MELD, E_TAKE_JOKER, G_MANIPS, G_OWED,
-    MANIP_MAX_PER_TURN, NMI,
+    MANIP_MAX_PER_TURN, NMI, A_UPSWAP, PH_UPSWAP,
 )
 
 # RNG streams of one game (rng.rng_key(seed, game_id, stream)).  Deal d uses stream
@@ -498,6 +498,9 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
     gs[g, G_RESHUFFLES] = 0
     gs[g, G_TURN] = 0
     _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, _seat_after(dealer, 1, n, d))
+    if rv[R_DEALER_MAY_SWAP_UPCARD] == 1 and gs[g, G_DISC_N] > 0:
+        gs[g, G_PHASE] = PH_UPSWAP       # AMER: the dealer may swap the upcard first
+        gs[g, G_TO_ACT] = dealer
 
 
 @njit
@@ -1236,6 +1239,14 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return E_BAD_ACTION
     ph = gs[g, G_PHASE]
     act = gs[g, G_ACTIVE]
+    if ph == PH_UPSWAP:                  # the dealer keeps the upcard (pass) or swaps it
+        if a == A_PASS:
+            return 0
+        if a < A_UPSWAP:
+            return E_WRONG_PHASE
+        return 0 if hands[g, gs[g, G_TO_ACT], a - A_UPSWAP] > 0 else E_NO_CARD
+    if a >= A_UPSWAP:
+        return E_WRONG_PHASE
     if a == A_PASS or a == A_CALL:
         if ph != PH_CALL:
             return E_WRONG_PHASE
@@ -1385,6 +1396,14 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
         return 0
     cnt = 0
     ph = gs[g, G_PHASE]
+    if ph == PH_UPSWAP:
+        out[A_PASS] = True
+        cnt = 1
+        for t in range(N_TYPES):
+            if hands[g, gs[g, G_TO_ACT], t] > 0:
+                out[A_UPSWAP + t] = True
+                cnt += 1
+        return cnt
     if ph == PH_CALL:
         lo_a = A_PASS
         hi_a = A_CALL
@@ -1561,6 +1580,16 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
     act = gs[g, G_ACTIVE]
     n = gs[g, G_NP]
     d = _dir(rv)
+    if gs[g, G_PHASE] == PH_UPSWAP:
+        if a != A_PASS:
+            dealer = gs[g, G_TO_ACT]
+            t = a - A_UPSWAP
+            top = gs[g, G_DISC_N] - 1
+            hands[g, dealer, disc[g, top]] += 1
+            hands[g, dealer, t] -= 1
+            disc[g, top] = t
+        _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, act)
+        return 0
     if a == A_PASS:
         off = ((gs[g, G_TO_ACT] - act) * d % n + n) % n
         c = _next_caller(gs, ps, disc_by, rv, g, off + 1)

@@ -17,6 +17,7 @@ text.  Action texts::
     take 6H from 1            (M2: an end card of a run; M5: a natural of a 4-card set)
     split 1 with 8D           (M3: the duplicate 8D splits run 1 into [.. 8D] and [8D ..])
     substitute 6C for 6H in 1 (M4: 6C replaces 6H in the 3-card set 1, 6H is taken)
+    keep upcard | swap upcard for 7C   (American: the dealer's choice right after the deal)
 
 ``Game.from_text`` builds a position from the same notation so rule tests read like the rule::
 
@@ -65,7 +66,7 @@ __all__ = ["Game", "check_supported", "not_offered", "action_text", "parse_actio
 # them so that reports and the CLI can say so.  Knobs whose values would change what is *forced*
 # (not just what is optional) are refused by ``check_supported`` instead.
 TABLE_MANIPULATION_OFFERED = True        # M1-M5 (shift, end take, split, set substitution, 4-set take)
-UPCARD_SWAP_OFFERED = False              # AMER dealer_may_swap_upcard
+UPCARD_SWAP_OFFERED = True               # AMER dealer_may_swap_upcard
 OPENING_LAYOFFS_COUNTED = False          # NA15 opening_counts_layoffs = "with_new_meld" (A43)
 
 
@@ -147,10 +148,14 @@ def action_text(st: State, g: int, a: int) -> str:
     a = int(a)
     fixed = {L.A_PASS: "pass", L.A_CALL: "call", L.A_ALLOW: "allow", L.A_DENY: "deny",
              L.A_DRAW_STOCK: "draw stock", L.A_DRAW_DISCARD: "draw discard", L.A_END_TURN: "end turn"}
+    if a == L.A_PASS and st.gs[g, L.G_PHASE] == L.PH_UPSWAP:
+        return "keep upcard"
     if a in fixed:
         return fixed[a]
     if not 0 <= a < L.N_ACTIONS:
         return f"<bad action {a}>"
+    if a >= L.A_UPSWAP:
+        return f"swap upcard for {type_text(a - L.A_UPSWAP)}"
     if a < L.A_DISCARD:
         k = a - L.A_LAY
         head = "lay down" if k == 0 else f"lay down plan {k + 1}"
@@ -292,7 +297,7 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
     s = " ".join(str(text).strip().lower().split())
     simple = {"pass": L.A_PASS, "call": L.A_CALL, "allow": L.A_ALLOW, "deny": L.A_DENY,
               "draw stock": L.A_DRAW_STOCK, "draw discard": L.A_DRAW_DISCARD, "end turn": L.A_END_TURN,
-              "draw": L.A_DRAW_STOCK}
+              "draw": L.A_DRAW_STOCK, "keep upcard": L.A_PASS}
     if s in simple:
         return simple[s]
     if s.startswith("lay down") or s.startswith("lay "):
@@ -309,6 +314,9 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
                 offered = action_text(st, g, L.A_LAY + k)
                 raise _NotOffered(f"only the exact best lay-down is offered ({offered!r})")
         return L.A_LAY + k
+    m = re.fullmatch(r"swap upcard for (\S+)", s)
+    if m:
+        return L.A_UPSWAP + parse_cards([m.group(1)])[0].type
     a = _parse_manip(st, g, s, text)
     if a is not None:
         return a

@@ -107,7 +107,8 @@ PH_ALLOW = 1         # the active player allows or denies G_CALLER's call
 PH_DRAW = 2          # the active player draws
 PH_PLAY = 3          # the active player lays down / tacks / moves jokers / discards
 PH_OVER = 4          # match over (terminal)
-PHASE_NAMES = ("call", "allow", "draw", "play", "over")
+PH_UPSWAP = 5        # right after the deal: the dealer may swap the upcard (dealer_may_swap_upcard)
+PHASE_NAMES = ("call", "allow", "draw", "play", "over", "upcard")
 
 # ---- events (G_LAST_EVENT)
 EV_NONE = 0
@@ -144,7 +145,9 @@ A_SPLIT = A_TAKE_END + M_MAX * 2        # M3 + m * 15 + q: a duplicate natural o
 A_SETSUB = A_SPLIT + M_MAX * 15         # M4 + m * 16 + s_add * 4 + s_take: the natural of suit s_add
                                         #   replaces the natural of suit s_take in 3-card set m
 A_SETTAKE = A_SETSUB + M_MAX * 16       # M5 + m * 4 + s: take the natural of suit s from 4-card set m
-N_ACTIONS = A_SETTAKE + M_MAX * 4
+A_UPSWAP = A_SETTAKE + M_MAX * 4        # + t: the dealer takes the upcard and turns up card t instead
+                                        #   (phase PH_UPSWAP; A_PASS there keeps the upcard)
+N_ACTIONS = A_UPSWAP + N_TYPES
 
 # ---- error codes returned by step/check_action (0 = legal)
 E_OK = 0
