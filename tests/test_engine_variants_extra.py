@@ -92,3 +92,33 @@ def test_american_dealer_may_keep_the_upcard_and_others_never_swap():
     assert g.phase == "draw" and g.to_act == 1
     k = Game(R("k40"), n_players=4, seed=3, game_id=0, dealer=0)
     assert k.phase != "upcard"
+
+
+# ------------------------------------------------------------------------------------------------
+# A43 (NA15): lay-offs count toward the 51 in the opening turn, with at least one new meld
+
+
+A43_TABLE = "P2 [10H JH QH]"
+
+
+def test_A43_opening_completed_by_layoffs():
+    hand = "7C 7D 7S 2C 2D 2S KH AH 9S"               # melds 21 + 6 = 27; lay-offs KH 10 + AH 15
+    g = G(hand, "na15", table=A43_TABLE)
+    assert not any("opening" in x for x in not_offered(R("na15")))
+    assert g.check("lay down") == 0
+    g.apply("lay down")
+    assert g.state.gs[0, L.G_OPEN_DEBT] == 51 - 27
+    # the turn cannot go on until the lay-offs are made
+    assert g.check("discard 9S") == L.E_OPENING_SHORT
+    g.apply("tack KH on 1")
+    assert g.state.gs[0, L.G_OPEN_DEBT] == 14
+    g.apply("tack AH on 1")
+    assert g.state.gs[0, L.G_OPEN_DEBT] == 0
+    assert g.check("discard 9S") == 0
+
+
+def test_A43_not_enough_layoffs_or_not_na15():
+    g = G("7C 7D 7S 2C 2D 2S KH 9S 4D", "na15", table=A43_TABLE)     # 27 + 10 < 51
+    assert g.check("lay down") == L.E_NO_PLAN
+    g = G("7C 7D 7S 2C 2D 2S KH AH 9S", "k51", table=A43_TABLE)      # lay-offs never count
+    assert g.check("lay down") == L.E_NO_PLAN

@@ -77,6 +77,7 @@ from ..rulevec import (
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_STOCK_EXHAUSTION, R_TIE_RULE, R_UPCARD,
     ROUND_STRIDE, R_END_TAKE_MAY_TAKE_JOKER, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION,
     R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN, R_KALOOKI_EXEMPT_FROM_OPENING_MIN, R_DEALER_MAY_SWAP_UPCARD,
+    R_JOKER_SET_MELD_VALUE, R_MELD_VALUE, R_OPENING_COUNTS_LAYOFFS,
 )
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
@@ -95,7 +96,7 @@ from .layout import (
     N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_OVER, PH_PLAY, PLAN_MELDS, PLAN_REC, PS_CALLS,
     PS_CALLS_BASE, PS_LAID, PS_TOTAL, A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, E_BREAKS_MELD,
     E_KIND, E_MANIP_CAP, E_NO_MANIP, E_NOT_IN_MELD, E_TAKE_JOKER, G_MANIPS, G_OWED,
-    MANIP_MAX_PER_TURN, NMI, A_UPSWAP, PH_UPSWAP,
+    MANIP_MAX_PER_TURN, NMI, A_UPSWAP, PH_UPSWAP, E_OPENING_SHORT, G_OPEN_DEBT, G_PLAN_DEBT,
 )
 
 # RNG streams of one game (rng.rng_key(seed, game_id, stream)).  Deal d uses stream
@@ -293,6 +294,8 @@ def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
     gs[g, G_FREED] = 0
     gs[g, G_OWED] = -1
     gs[g, G_MANIPS] = 0
+    gs[g, G_OPEN_DEBT] = 0
+    gs[g, G_PLAN_DEBT] = 0
     for m in range(gs[g, G_N_MELDS]):
         minfo[g, m, MI_T_LO] = 0
         minfo[g, m, MI_T_HI] = 0
@@ -407,6 +410,7 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     laid = ps[g, p, PS_LAID] == 1
     if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
         return
+    gs[g, G_PLAN_DEBT] = 0
     hand = np.empty(N_TYPES, dtype=np.int64)
     for t in range(N_TYPES):
         hand[t] = hands[g, p, t]
@@ -421,10 +425,58 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
 
 
 @njit
-def _enter_play(gs, ps, hands, plan, plan_n, rv, g):
+def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
+    """``compute_plans``, and when the hand cannot open on its own under A43 (lay-offs count
+    toward the opening), the opening completed by lay-offs (``_opening_with_layoffs``)."""
+    compute_plans(gs, ps, hands, plan, plan_n, rv, g)
+    p = gs[g, G_ACTIVE]
+    if (plan_n[g, 0, 0] < 0 and ps[g, p, PS_LAID] == 0 and rv[R_OPENING_COUNTS_LAYOFFS] == 1
+            and rv[R_OPENING_MODE] == 1):
+        hand = np.empty(N_TYPES, dtype=np.int64)
+        for t in range(N_TYPES):
+            hand[t] = hands[g, p, t]
+        nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, plan[g, 0])
+        if nm >= 0:
+            placed = 0
+            for i in range(nm):
+                placed += _rec_cards(plan, g, 0, i)
+            plan_n[g, 0, 0] = nm
+            plan_n[g, 0, 1] = placed
+
+
+@njit
+def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out):
+    """A43 (NA15): an opening whose new melds are worth less than the minimum, completed by
+    lay-offs in the same turn.  The melds are the best lay-down of any value; they are offered when
+    the lay-offs the rest of the hand can make onto the table (a greedy sequence, so a lower
+    bound) cover the missing points.  Sets ``G_PLAN_DEBT``; returns the number of melds or -1."""
+    nrv = rv.shape[0]
+    buf = np.empty(4 + nrv + WS_LEN, dtype=np.int64)
+    best = buf[:4]
+    rvx = buf[4:4 + nrv]
+    ws = buf[4 + nrv:]
+    rvx[:] = rv
+    rvx[R_OPENING_MIN_POINTS] = 1
+    if best_lay_down_ws(hand, rvx, gs[g, G_ROUND], out, best, ws) < 0:
+        return -1
+    nm = best[1]
+    debt = rv[R_OPENING_MIN_POINTS] - best[2]
+    for t in range(N_TYPES):                 # lay-offs by the cards the melds leave in hand
+        hands[g, p, t] -= _plan_count(out, nm, t)
+    reach = _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p)
+    for t in range(N_TYPES):
+        hands[g, p, t] += _plan_count(out, nm, t)
+    if reach < debt:
+        return -1
+    gs[g, G_PLAN_DEBT] = debt
+    return nm
+
+
+@njit
+def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     gs[g, G_PHASE] = PH_PLAY
     gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
-    compute_plans(gs, ps, hands, plan, plan_n, rv, g)
+    _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
 
 
 @njit
@@ -844,6 +896,107 @@ def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot,
     minfo[g, m, MI_NJ] += 1
     mcards[g, m, slot] = old_c
     mas[g, m, slot] = old_a
+    return ok
+
+
+@njit
+def _apply_tack(minfo, mcards, mas, rv, g, m, t):
+    """Lay card type ``t`` off onto table meld ``m`` (``_fit_err`` said it fits); returns its
+    value as part of that meld (A43 counts it toward the opening)."""
+    if minfo[g, m, MI_KIND] == MK_RUN:
+        q = _run_fit(minfo, mcards, rv, g, m, t)
+        if q < minfo[g, m, MI_LO]:
+            minfo[g, m, MI_T_LO] += 1
+        else:
+            minfo[g, m, MI_T_HI] += 1
+        minfo[g, m, MI_T_ALL] += 1
+        mcards[g, m, q] = t
+        mas[g, m, q] = pos_type(minfo[g, m, MI_KEY], q)
+        if q < minfo[g, m, MI_LO]:
+            minfo[g, m, MI_LO] = q
+        if q > minfo[g, m, MI_HI]:
+            minfo[g, m, MI_HI] = q
+        value = rv[R_MELD_VALUE + q]
+    else:
+        q = _set_fit(minfo, mas, rv, g, m, t)
+        if t == JOKER:
+            mas[g, m, q] = _set_joker_meaning(minfo, mas, g, m) if minfo[g, m, MI_KIND] == MK_SET else -1
+        else:
+            mas[g, m, q] = t
+        mcards[g, m, q] = t
+        minfo[g, m, MI_HI] = q
+        if minfo[g, m, MI_KIND] == MK_SET:
+            r = minfo[g, m, MI_KEY]
+            value = rv[R_MELD_VALUE + (14 if r == 0 else r + 1)]
+        else:
+            value = rv[R_JOKER_SET_MELD_VALUE]
+    minfo[g, m, MI_LEN] += 1
+    if t == JOKER:
+        minfo[g, m, MI_NJ] += 1
+    return value
+
+
+@njit
+def _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p):
+    """Points seat ``p`` can lay off onto the table now: a greedy sequence (first card that fits,
+    again and again), played on the state and undone, so a lower bound of the best sequence."""
+    nm = gs[g, G_N_MELDS]
+    if nm == 0:
+        return 0
+    W = NMI + 2 * L_MAX
+    buf = np.empty(nm * W + N_TYPES, dtype=np.int64)
+    for m in range(nm):
+        for j in range(NMI):
+            buf[m * W + j] = minfo[g, m, j]
+        for j in range(L_MAX):
+            buf[m * W + NMI + j] = mcards[g, m, j]
+            buf[m * W + NMI + L_MAX + j] = mas[g, m, j]
+    for t in range(N_TYPES):
+        buf[nm * W + t] = hands[g, p, t]
+    total = 0
+    found = True
+    while found:
+        found = False
+        for t in range(N_TYPES):
+            if hands[g, p, t] <= 0:
+                continue
+            for m in range(nm):
+                if _fit_err(minfo, mcards, mas, rv, g, m, t) == 0:
+                    total += _apply_tack(minfo, mcards, mas, rv, g, m, t)
+                    hands[g, p, t] -= 1
+                    found = True
+                    break
+    for m in range(nm):
+        for j in range(NMI):
+            minfo[g, m, j] = buf[m * W + j]
+        for j in range(L_MAX):
+            mcards[g, m, j] = buf[m * W + NMI + j]
+            mas[g, m, j] = buf[m * W + NMI + L_MAX + j]
+    for t in range(N_TYPES):
+        hands[g, p, t] = buf[nm * W + t]
+    return total
+
+
+@njit
+def _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t):
+    """While an A43 opening is incomplete: does laying ``t`` off onto ``m`` keep the missing
+    points reachable (by the greedy sequence from there)?  Tries it and undoes it."""
+    W = NMI + 2 * L_MAX
+    buf = np.empty(W, dtype=np.int64)
+    for j in range(NMI):
+        buf[j] = minfo[g, m, j]
+    for j in range(L_MAX):
+        buf[NMI + j] = mcards[g, m, j]
+        buf[NMI + L_MAX + j] = mas[g, m, j]
+    v = _apply_tack(minfo, mcards, mas, rv, g, m, t)
+    hands[g, p, t] -= 1
+    ok = v + _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p) >= gs[g, G_OPEN_DEBT]
+    hands[g, p, t] += 1
+    for j in range(NMI):
+        minfo[g, m, j] = buf[j]
+    for j in range(L_MAX):
+        mcards[g, m, j] = buf[NMI + j]
+        mas[g, m, j] = buf[NMI + L_MAX + j]
     return ok
 
 
@@ -1285,6 +1438,19 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return E_HAND_EMPTY
     last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
     # a restricted discard draw or a freed joker must be placed before anything else happens
+    if gs[g, G_OPEN_DEBT] > 0:                           # A43: only lay-offs until the opening is complete
+        if a < A_TACK or a >= A_MOVE:
+            return E_OPENING_SHORT
+        m = (a - A_TACK) // N_TYPES
+        t = (a - A_TACK) % N_TYPES
+        if hands[g, p, t] <= 0:
+            return E_NO_CARD
+        if m >= gs[g, G_N_MELDS]:
+            return E_NO_MELD
+        e = _fit_err(minfo, mcards, mas, rv, g, m, t)
+        if e != 0:
+            return e
+        return 0 if _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t) else E_OPENING_SHORT
     pend = _pending(gs, g)
     if pend >= 0:
         if a >= A_LAY and a < A_DISCARD:
@@ -1632,14 +1798,14 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             ps[g, c, PS_CALLS] += 1
         gs[g, G_CALL_DONE] = 1
         gs[g, G_CALLER] = -1
-        _enter_play(gs, ps, hands, plan, plan_n, rv, g)
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
     elif a == A_DRAW_STOCK:
         x = _pop_stock(gs, stock, disc, disc_by, rv, g, rv[R_KEEP_TOP_DISCARD_ON_RESHUFFLE] == 1)
         if x < 0:
             _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
             return 0
         hands[g, act, x] += 1
-        _enter_play(gs, ps, hands, plan, plan_n, rv, g)
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
     elif a == A_DRAW_DISCARD:
         if _draw_mode(gs, ps, rv, g, act) != 0:
             gs[g, G_TAKEN_MUST] = 1          # must be melded this turn (only such actions allowed)
@@ -1650,7 +1816,7 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
         disc_by[g, top] = -1
         gs[g, G_DISC_N] = top
         gs[g, G_TAKEN] = t
-        _enter_play(gs, ps, hands, plan, plan_n, rv, g)
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
     elif a == A_END_TURN:
         _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
     else:
@@ -1666,6 +1832,8 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             nj = _plan_count(plan[g, k], plan_n[g, k, 0], JOKER)
             if gs[g, G_FREED] > 0:
                 gs[g, G_FREED] = gs[g, G_FREED] - nj if gs[g, G_FREED] > nj else 0
+            if ps[g, act, PS_LAID] == 0:
+                gs[g, G_OPEN_DEBT] = gs[g, G_PLAN_DEBT]      # A43: lay-offs complete the opening
             _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k)
             if nj > 0 and gs[g, G_TAKEN] == JOKER:
                 gs[g, G_TAKEN] = -1          # a joker taken from the pile went into a meld
@@ -1683,30 +1851,9 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
         elif a < A_MOVE:
             m = (a - A_TACK) // N_TYPES
             t = (a - A_TACK) % N_TYPES
-            if minfo[g, m, MI_KIND] == MK_RUN:
-                q = _run_fit(minfo, mcards, rv, g, m, t)
-                if q < minfo[g, m, MI_LO]:
-                    minfo[g, m, MI_T_LO] += 1
-                else:
-                    minfo[g, m, MI_T_HI] += 1
-                minfo[g, m, MI_T_ALL] += 1
-                mcards[g, m, q] = t
-                mas[g, m, q] = pos_type(minfo[g, m, MI_KEY], q)
-                if q < minfo[g, m, MI_LO]:
-                    minfo[g, m, MI_LO] = q
-                if q > minfo[g, m, MI_HI]:
-                    minfo[g, m, MI_HI] = q
-            else:
-                q = _set_fit(minfo, mas, rv, g, m, t)
-                if t == JOKER:
-                    mas[g, m, q] = _set_joker_meaning(minfo, mas, g, m) if minfo[g, m, MI_KIND] == MK_SET else -1
-                else:
-                    mas[g, m, q] = t
-                mcards[g, m, q] = t
-                minfo[g, m, MI_HI] = q
-            minfo[g, m, MI_LEN] += 1
-            if t == JOKER:
-                minfo[g, m, MI_NJ] += 1
+            v = _apply_tack(minfo, mcards, mas, rv, g, m, t)
+            if gs[g, G_OPEN_DEBT] > 0:
+                gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
             hands[g, act, t] -= 1
             if t == gs[g, G_TAKEN]:
                 gs[g, G_TAKEN] = -1
@@ -1854,7 +2001,7 @@ def resume(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n
             gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
     elif ph == PH_PLAY:
         gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
-        compute_plans(gs, ps, hands, plan, plan_n, rv, g)
+        _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
     elif ph == PH_DRAW or ph == PH_ALLOW:
         gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
 

@@ -67,7 +67,7 @@ __all__ = ["Game", "check_supported", "not_offered", "action_text", "parse_actio
 # (not just what is optional) are refused by ``check_supported`` instead.
 TABLE_MANIPULATION_OFFERED = True        # M1-M5 (shift, end take, split, set substitution, 4-set take)
 UPCARD_SWAP_OFFERED = True               # AMER dealer_may_swap_upcard
-OPENING_LAYOFFS_COUNTED = False          # NA15 opening_counts_layoffs = "with_new_meld" (A43)
+OPENING_LAYOFFS_COUNTED = True           # NA15 opening_counts_layoffs = "with_new_meld" (A43)
 
 
 def not_offered(rules: Rules) -> list[str]:

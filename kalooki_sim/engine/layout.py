@@ -75,7 +75,9 @@ G_TAKEN_MUST = 28    # 1: G_TAKEN was taken under a restriction and must be meld
 G_FREED = 29         # jokers freed by a swap (M6 retrieve) this turn and not yet placed
 G_OWED = 30          # card type taken from the table by M1/M2/M4/M5 and not yet placed (-1 none)
 G_MANIPS = 31        # table manipulations M1-M5 made in this turn (cap: MANIP_MAX_PER_TURN)
-NG = 32
+G_OPEN_DEBT = 32     # A43: opening points still to be laid off this turn (0 = none)
+G_PLAN_DEBT = 33     # A43: the G_OPEN_DEBT that laying plan 0 would leave (0: plan 0 opens alone)
+NG = 34
 
 # ---- per-player scalars ps[g, p, PS_*]
 PS_LAID = 0          # has laid down (opened) in this hand
@@ -192,6 +194,7 @@ E_BREAKS_MELD = 38
 E_TAKE_JOKER = 39
 E_KIND = 40
 E_NOT_IN_MELD = 41
+E_OPENING_SHORT = 42
 
 ERROR_TEXT = {
     E_OK: "legal",
@@ -239,6 +242,8 @@ ERROR_TEXT = {
     E_TAKE_JOKER: "a joker leaves the table only by a joker swap (end_take_may_take_joker = false, A19)",
     E_KIND: "wrong kind of meld for this move (M1-M3 need a run, M4 a 3-card set, M5 a 4-card set)",
     E_NOT_IN_MELD: "the meld holds no natural of that suit",
+    E_OPENING_SHORT: "the opening is not complete: lay off cards worth the missing points first (A43; "
+                     "only lay-offs that keep the opening reachable are allowed)",
     E_NOT_USABLE: "the discard may only be taken when it can be melded this turn (it must be in the best "
                   "lay-down with it, or fit a table meld)",
 }
