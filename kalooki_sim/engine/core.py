@@ -1,10 +1,9 @@
 """Compiled Kalooki engine: deal, legal mask, step, scoring (RULES.md §2.1-§2.6, §4, §5).
 
 One kernel set plays Caribbean Kalooki (contracts, calls) and the Kalooki 40 family (points
-openings, restricted discard draws, lay-off limits, joker retrieval, kalooki), all read from the
-rules vector.  **Not offered yet:** table manipulation M1-M5, the American upcard swap and NA15
-lay-offs counting toward the opening (``game.not_offered`` lists them for a rule set; presets play
-with those optional moves simply never offered; see docs/rules-decisions.md D9-D16).
+openings, restricted discard draws, lay-off limits, table manipulation M1-M6, kalooki, the
+American upcard swap, A43 openings completed by lay-offs, V1), all read from the rules vector
+(decisions in docs/rules-decisions.md D9-D26).
 
 Every kernel works on one game ``g`` of a batch held as plain arrays (layout in ``layout.py``), so
 a closed-loop simulator can run ``prange`` over games and call ``legal_mask``/``step`` per game
@@ -39,7 +38,12 @@ end (``run_growth_rule``) within the per-turn limits of each run (``MI_T_*`` cou
 ``joker_swap = "retrieve"`` turns the ``A_MOVE`` actions into M6 swaps (natural from the hand for
 the joker, which goes to the hand) and ``A_SETSWAP`` swaps a joker of a 3-card set; a freed joker
 must be placed before the turn can end (``G_FREED``); a hand won by a player who laid his first
-cards in that turn is a kalooki (``EV_KALOOKI``, ``kalooki_penalty_multiplier``).
+cards in that turn is a kalooki (``EV_KALOOKI``, ``kalooki_penalty_multiplier``).  Table
+manipulation M1-M5 (``A_SHIFT`` .. ``A_SETTAKE``) puts a taken card in the hand as *owed*
+(``G_OWED``): only actions that place it are legal until it is placed, and a take is only offered
+when it can be placed at once.  ``dealer_may_swap_upcard`` starts a hand with phase ``PH_UPSWAP``
+(the dealer keeps or swaps the upcard); ``opening_counts_layoffs`` lets an opening short of the
+minimum be completed by lay-offs in the same turn (``G_OPEN_DEBT``).
 
 The stock is rebuilt from the discards (all but the top card) when a draw needs it (A6); if
 nothing can be rebuilt the deal is void and replayed by the same dealer (A52) up to
