@@ -160,21 +160,20 @@ class _Table:
             ev["win_share"] = [1.0 / len(w) if p in w else 0.0 for p in range(self.n)]
         return ev
 
-    def _meld_after(self, a: int) -> list[str]:
-        """Tokens of the table meld a tack or joker move changes, as it lies after the action.
+    def _meld_after(self, a: int) -> tuple[list[str], list[str] | None]:
+        """Tokens of the table meld a tack, joker move or manipulation changes, as it lies after
+        the action (and of the new meld a split makes, else ``None``).
 
         Played on a copy marked as the last hand, so that going out leaves the table in place
         (the real game may already have dealt the next hand when we could look)."""
         cp = self.game.state.copy()
         cp.gs[0, L.G_LAST_HAND] = cp.gs[0, L.G_HAND_NO]
+        n_before = int(cp.gs[0, L.G_N_MELDS])
         core.step(*cp.arrays(), self.game.rv, 0, a)
-        if a < L.A_MOVE:
-            m = (a - L.A_TACK) // L.N_TYPES
-        elif a < L.A_SETSWAP:
-            m = (a - L.A_MOVE) // 15
-        else:
-            m = (a - L.A_SETSWAP) // 4
-        return _meld_tokens(cp, 0, m)
+        new = None
+        if int(cp.gs[0, L.G_N_MELDS]) > n_before and L.A_SPLIT <= a < L.A_SETSUB:
+            new = _meld_tokens(cp, 0, n_before)
+        return _meld_tokens(cp, 0, _changed_meld(a)), new
 
     def play(self, a: int) -> list[dict]:
         """Apply action ``a`` (already known to be legal) and return the events it produces."""
@@ -190,7 +189,7 @@ class _Table:
         pre = st.hands[0, :self.n].astype(np.int64)
         top = self._top()
         text = action_text(st, 0, a)              # before the step: lay-down texts name the plan
-        meld = self._meld_after(a) if a >= L.A_TACK else None
+        meld = self._meld_after(a) if _changed_meld(a) >= 0 else None
         err = int(core.step(*st.arrays(), rv, 0, a))
         if err:
             raise RuntimeError(f"internal: step rejected {text!r} ({L.ERROR_TEXT.get(err, err)})")
@@ -225,7 +224,9 @@ class _Table:
             ev["caller_drew"] = [top] + _cards(got)
             ev["caller_hand_size"] = int(post[caller].sum())
         if meld is not None:
-            ev["meld"] = meld
+            ev["meld"] = meld[0]
+            if meld[1] is not None:
+                ev["new_meld"] = meld[1]
         ev["hand_size"] = int(post_actor.sum())
         if self.gs(L.G_TOTAL_RESHUFFLES) > resh:
             ev["reshuffled"] = self.gs(L.G_TOTAL_RESHUFFLES) - resh
@@ -574,6 +575,19 @@ def _n_cards(k) -> str:
     return f"{k} card{'s' if k != 1 else ''}"
 
 
+_MELD_ACTIONS = ((L.A_TACK, L.A_MOVE, L.N_TYPES), (L.A_MOVE, L.A_SETSWAP, 15), (L.A_SETSWAP, L.A_SHIFT, 4),
+                 (L.A_SHIFT, L.A_TAKE_END, 4), (L.A_TAKE_END, L.A_SPLIT, 2), (L.A_SPLIT, L.A_SETSUB, 15),
+                 (L.A_SETSUB, L.A_SETTAKE, 16), (L.A_SETTAKE, L.A_UPSWAP, 4))
+
+
+def _changed_meld(a: int) -> int:
+    """Table meld that action ``a`` changes (tack, joker move, manipulation M1-M5), -1 if none."""
+    for lo, hi, width in _MELD_ACTIONS:
+        if lo <= a < hi:
+            return (a - lo) // width
+    return -1
+
+
 def _action_line(ev: dict, n_melds: int) -> str:
     """One decision as text; ``n_melds`` = table melds before it (lay-downs say which numbers
     their melds get, so a later "tack 9H on 3" can be followed)."""
@@ -592,6 +606,9 @@ def _action_line(ev: dict, n_melds: int) -> str:
         k = text.count("[")
         nums = f"meld {n_melds + 1}" if k == 1 else f"melds {n_melds + 1}-{n_melds + k}"
         body = f"{text} as {nums} ({_n_cards(ev['hand_size'])})"
+    elif "new_meld" in ev:
+        body = (f"{text} -> [{' '.join(ev['meld'])}] and [{' '.join(ev['new_meld'])}] as meld "
+                f"{n_melds + 1} ({_n_cards(ev['hand_size'])})")
     elif "meld" in ev:
         body = f"{text} -> [{' '.join(ev['meld'])}] ({_n_cards(ev['hand_size'])})"
     else:
@@ -636,6 +653,8 @@ def render_replay(path_or_lines) -> str:
             out.append(_action_line(ev, n_melds))
             if L.A_LAY <= ev["action"] < L.A_DISCARD:
                 n_melds += ev["text"].count("[")
+            elif "new_meld" in ev:
+                n_melds += 1
         elif typ == "hand_end":
             w = ev["winner"]
             how = {"went_out": f"{_seat(w) if w is not None else '?'} went out",
