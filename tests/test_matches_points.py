@@ -126,15 +126,32 @@ def test_eliminated_players_are_never_dealt_in_again(variant):
 @pytest.mark.parametrize("variant", ELIM + PER_HAND)
 def test_replay_through_python_match_score(variant):
     """Every simulated match, hand by hand through match.MatchScore: same sheet after every hand."""
-    r, h, m = run(variant)
+    _replay(*run(variant), 4)
+
+
+@pytest.mark.parametrize("variant,n_players", [
+    ("k40+v6", 4), ("k40+v5+v7", 4), ("k101", 3), ("k51+v2", 6), ("na15+v7", 2), ("american", 5),
+])
+def test_house_rules_and_table_sizes_replay(variant, n_players):
+    seats = tuple(["greedy", "random"] * 3)[:n_players]
+    r, h, m = run(variant, seats, n=40, seed=5)
+    assert (m["finished"] == 1).all() and (h["players"] <= n_players).all()
+    if r.kalooki_penalty_multiplier != 1:        # V6: the engine's penalty has the multiplier, the sheet too
+        k = h[(h["end_event"] == EV_KALOOKI) & (h["won"] == 0)]
+        np.testing.assert_array_equal(k["penalty"], k["hand_value"] * r.kalooki_penalty_multiplier)
+        np.testing.assert_array_equal(k["sheet_penalty"], k["penalty"])
+    _replay(r, h, m, n_players)
+
+
+def _replay(r, h, m, n_players):
     mi = m.set_index(["game_id", "seat"])
     for gid, g in h.groupby("game_id"):
-        ms = MatchScore(r, 4, "always")
+        ms = MatchScore(r, n_players, "always")
         for k, x in g.groupby("hand_no"):
             seats = x["seat"].to_numpy()
-            pen = np.zeros(4, int)
-            cards = np.zeros(4, int)
-            jok = np.zeros(4, int)
+            pen = np.zeros(n_players, int)
+            cards = np.zeros(n_players, int)
+            jok = np.zeros(n_players, int)
             pen[seats] = np.where(x["won"] == 1, 0, x["hand_value"])
             cards[seats] = x["cards_left"]
             jok[seats] = x["jokers_left"]
