@@ -324,3 +324,10 @@ def test_cli_per_hand_matches(tmp_path, capsys):
     m = pd.concat(pd.read_parquet(p) for p in sorted((out / "matches").glob("*.parquet")))
     assert (m["match_hands"] == 4).all() and len(m) == 15
     assert "money" in capsys.readouterr().out
+
+
+def test_record_games_refuses_points_matches():
+    from kalooki_sim.replay import record_games
+
+    with pytest.raises(ValueError, match="Caribbean matches"):
+        record_games(load_rules("k40"), 4, GGRR, 1, range(1), mode="matches")
