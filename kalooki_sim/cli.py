@@ -48,19 +48,24 @@ def cmd_simulate(args) -> int:
     from .simulate import SimulationConfig, format_summary, run_simulation, write_summary
 
     agents = tuple(a.strip() for a in args.agents.split(",") if a.strip())
-    if args.matches and load_rules(args.variant).match_mode != "fixed_hands_low_total":
-        # the engine's own match loop plays a fixed number of hands with the lowest total winning;
-        # elimination/pool and per-hand money matches (match.py) are not wired to it yet
-        raise ValueError(f"--matches is not supported for {args.variant} yet (match_mode "
-                         f"{load_rules(args.variant).match_mode!r}); simulate single hands with --hands")
     mode, games = ("matches", args.matches) if args.matches else ("hands", args.hands)
+    points = mode == "matches" and load_rules(args.variant).match_mode != "fixed_hands_low_total"
+    if mode == "hands" and (args.hands_per_match is not None or args.max_hands is not None):
+        raise ValueError("--hands-per-match and --max-hands only apply with --matches")
+    if args.record and points:
+        raise ValueError(f"--record cannot record {args.variant} matches yet (replays hold single hands or "
+                         "Caribbean matches); record single hands with --hands")
     out = args.out or f"runs/{args.variant}__{mode}__seed{args.seed}"
     cfg = SimulationConfig(variant=args.variant, players=args.players, agents=agents, games=games,
-                           mode=mode, seed=args.seed, shard_size=args.shard_size, out=out)
+                           mode=mode, seed=args.seed, shard_size=args.shard_size, out=out,
+                           hands_per_match=args.hands_per_match, max_hands=args.max_hands,
+                           buy_back=args.buy_back)
     run = run_simulation(cfg, resume=args.resume, progress=not args.quiet)
     summary = write_summary(run, cfg)
     print(format_summary(summary))
-    print(f"results: {run.path}/ (hands/*.parquet, summary.csv, penalties.png, meta.json)")
+    tables = "hands/*.parquet" + (", matches/*.parquet" if mode == "matches" else "")
+    plots = "penalties.png" + (", money.png" if points else "")
+    print(f"results: {run.path}/ ({tables}, summary.csv, {plots}, meta.json)")
     if args.record:
         from pathlib import Path
 
@@ -114,7 +119,16 @@ def main(argv=None) -> int:
     s.add_argument("--agents", default="greedy,greedy,random,random", help="one agent per seat, comma-separated")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--hands", type=int, default=1000, help="number of single hands (rounds 1-9 in turn)")
-    g.add_argument("--matches", type=int, default=0, help="number of whole 9-hand matches")
+    g.add_argument("--matches", type=int, default=0,
+                   help="number of whole matches (Caribbean: 9 hands, lowest total wins; K40/K51/K101: "
+                        "played to elimination, the last player in takes the pool; NA15/AMER: "
+                        "--hands-per-match hands paid per hand)")
+    s.add_argument("--hands-per-match", type=int, default=None, metavar="N",
+                   help="hands of a Caribbean / NA15 / AMER match (default: the rules' n_hands, else 10)")
+    s.add_argument("--max-hands", type=int, default=None, metavar="N",
+                   help="hand cap of a K40/K51/K101 match (default 200; a capped match counts as unfinished)")
+    s.add_argument("--buy-back", choices=("always", "never"), default="always",
+                   help="buy-back policy of every player in K40/K51/K101 matches (default: always, when allowed)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", default=None, help="run directory (default runs/<variant>__<mode>__seed<seed>)")
     s.add_argument("--shard-size", type=int, default=20_000)

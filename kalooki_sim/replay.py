@@ -374,6 +374,9 @@ def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iter
             raise ValueError("mode 'hands' plays exactly one hand per game")
         n_hands = 1
     elif mode == "matches":
+        if rules.match_mode != "fixed_hands_low_total":
+            raise ValueError(f"record_games records single hands or Caribbean matches; {rules.name} matches "
+                             "(match_rollout) cannot be recorded yet: use mode='hands'")
         n_hands = int(hands_per_game) if hands_per_game is not None else int(rules.n_hands)
     else:
         raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")

@@ -174,14 +174,22 @@ def _rollout_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
 
 
 def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mode="hands",
-             first_game_id=0, hands_per_game=None, max_steps=None, check=False):
+             first_game_id=0, hands_per_game=None, max_steps=None, check=False, max_hands=None,
+             buy_back="always"):
     """Play ``n_games`` games (ids ``first_game_id ..``) with compiled policies, one per seat.
 
     ``seat_policies``: policy ids or names (``agents.base``), one per seat.  ``params``: float64
     ``[n_seats, k]`` (``None`` or zeros = each policy's defaults).  ``mode="hands"``: every game is
     one hand of round ``(game_id % n_rounds) + 1`` with a random dealer; ``"matches"``: a whole
-    match of ``hands_per_game`` (default: the rules' ``n_hands``) hands.  ``check=True`` verifies
-    the engine invariants after every step (slow; tests).
+    match.  ``check=True`` verifies the engine invariants after every step (slow; tests).
+
+    Matches depend on the rules' ``match_mode``: Caribbean (``fixed_hands_low_total``) plays
+    ``hands_per_game`` (default: the rules' ``n_hands``) hands, lowest total wins; the points
+    variants are played on the score sheet of ``kalooki_sim.match`` by
+    ``match_rollout.simulate_points_matches`` (elimination matches to the last player in, capped
+    at ``max_hands``; per-hand matches of ``hands_per_game`` hands; ``buy_back`` = "always",
+    "never" or one flag per player), with extra columns (``POINTS_HAND_COLUMNS``,
+    ``POINTS_MATCH_COLUMNS``).
 
     Returns a dict of numpy columns (``HAND_COLUMNS``), one row per (game, hand, seat), ordered
     by game, hand, seat; in ``"matches"`` mode a tuple ``(hands, matches)`` whose second dict has
@@ -190,6 +198,13 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     """
     if mode not in ("hands", "matches"):
         raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+    if mode == "matches" and rules.match_mode != "fixed_hands_low_total":
+        from .match_rollout import simulate_points_matches
+
+        return simulate_points_matches(rules, n_players, seat_policies, params, n_games, seed,
+                                       first_game_id=first_game_id, hands_per_game=hands_per_game,
+                                       max_hands=max_hands, buy_back=buy_back, max_steps=max_steps,
+                                       check=check)
     n_players = int(n_players)
     if len(seat_policies) != n_players:
         raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")

@@ -4,7 +4,12 @@ Work is split into shards of consecutive game ids.  Every game is fully determin
 (rules, seed, game id, agents), so shards can run in any order, on any number of threads, and an
 interrupted run resumes by skipping the shards already on disk: nothing is lost or counted twice.
 Results go to a run directory (``records.RunDir``): the per-hand (and per-match) parquet tables,
-``meta.json`` with everything needed to reproduce them, ``summary.csv`` and a penalty histogram.
+``meta.json`` with everything needed to reproduce them, ``summary.csv`` and a penalty histogram
+(points-variant matches also a money histogram, ``money.png``).
+
+Matches: Caribbean plays 9 hands (lowest total wins); K40/K51/K101 play to elimination (capped at
+``max_hands`` hands, default 200; a capped match has ``finished = 0`` and no winner); NA15/AMER play
+``hands_per_match`` hands (default: the rules' ``n_hands``, else 10).  See docs/match-scoring.md.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import pandas as pd
 
 from .records import RunDir
 from .rules import load_rules
-from .stats import summarize
+from .stats import mean_interval, summarize
 
 
 @dataclass(frozen=True)
@@ -26,10 +31,31 @@ class SimulationConfig:
     players: int = 4
     agents: tuple[str, ...] = ("greedy", "greedy", "random", "random")
     games: int = 1000
-    mode: str = "hands"          # "hands": one hand per game; "matches": whole 9-hand matches
+    mode: str = "hands"          # "hands": one hand per game; "matches": whole matches
     seed: int = 0
     shard_size: int = 20_000
     out: str = "runs/simulate"
+    hands_per_match: int | None = None   # matches: hands of a Caribbean / NA15 / AMER match
+    max_hands: int | None = None         # matches: hand cap of an elimination match (K40 family)
+    buy_back: str = "always"             # matches: buy-back policy of every player ("always"/"never")
+
+
+# fields added after the first release: left out of meta.json while they have their default, so
+# run directories written before them still resume
+_LATE_DEFAULTS = {"hands_per_match": None, "max_hands": None, "buy_back": "always"}
+
+
+def config_dict(cfg: SimulationConfig) -> dict:
+    d = asdict(cfg)
+    for k, v in _LATE_DEFAULTS.items():
+        if d.get(k) == v:
+            d.pop(k)
+    return d
+
+
+def points_matches(cfg: SimulationConfig, rules) -> bool:
+    """Matches played on the score sheet of ``kalooki_sim.match`` (every variant but Caribbean)."""
+    return cfg.mode == "matches" and rules.match_mode != "fixed_hands_low_total"
 
 
 def _check(cfg: SimulationConfig, rules) -> None:
@@ -44,6 +70,18 @@ def _check(cfg: SimulationConfig, rules) -> None:
         raise ValueError(f"mode must be 'hands' or 'matches', not {cfg.mode!r}")
     if cfg.games < 1 or cfg.shard_size < 1:
         raise ValueError("games and shard_size must be positive")
+    if cfg.mode != "matches" and (cfg.hands_per_match is not None or cfg.max_hands is not None):
+        raise ValueError("hands_per_match / max_hands only apply to matches")
+    if cfg.buy_back not in ("always", "never"):
+        raise ValueError(f"buy_back must be 'always' or 'never', not {cfg.buy_back!r}")
+    if cfg.mode == "matches":
+        if rules.match_mode == "fixed_hands_low_total":
+            if cfg.max_hands is not None:
+                raise ValueError(f"{rules.name} matches have a fixed number of hands; max_hands does not apply")
+        else:
+            from .match_rollout import hands_per_match
+
+            hands_per_match(rules, cfg.hands_per_match, cfg.max_hands)     # raises on a bad value
 
 
 def _kernels_cached() -> bool:
@@ -65,11 +103,20 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
     _check(cfg, rules)
     ids = [policy_id(a) for a in cfg.agents]
     params = np.zeros((len(ids), 1), dtype=np.float64)
-    run = RunDir.create(cfg.out, asdict(cfg), cfg.seed, rules, resume=resume)
+    run = RunDir.create(cfg.out, config_dict(cfg), cfg.seed, rules, resume=resume)
     table = "hands"
+    # a shard is done when every table it writes is on disk ("matches" is written first)
     done = run.done_shards(table)
+    if cfg.mode == "matches":
+        done &= run.done_shards("matches")
     n_shards = (cfg.games + cfg.shard_size - 1) // cfg.shard_size
-    with tqdm(total=cfg.games, unit=" games", disable=not progress, desc=f"{rules.name} {cfg.mode}") as bar:
+    extra = {}
+    if cfg.mode == "matches":
+        extra = dict(hands_per_game=cfg.hands_per_match)
+        if points_matches(cfg, rules):
+            extra.update(max_hands=cfg.max_hands, buy_back=cfg.buy_back)
+    unit = " matches" if cfg.mode == "matches" else " hands"
+    with tqdm(total=cfg.games, unit=unit, disable=not progress, desc=f"{rules.name} {cfg.mode}") as bar:
         if progress and not _kernels_cached():
             bar.set_postfix_str("compiling the kernels first (once, a few minutes)")
         for shard in range(n_shards):
@@ -78,7 +125,8 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
             if shard in done:
                 bar.update(n)
                 continue
-            out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first)
+            out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first,
+                           **extra)
             rows, match_rows = (out if isinstance(out, tuple) else (out, None))
             df = pd.DataFrame(rows)
             df["agent"] = [cfg.agents[s] for s in df["seat"]]
@@ -94,16 +142,64 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
 
 
 def write_summary(run: RunDir, cfg: SimulationConfig) -> pd.DataFrame:
-    """summary.csv (win rate with 95 % CI, penalty mean and quantiles per agent) and a histogram."""
+    """summary.csv (win rate with 95 % CI, penalty mean and quantiles per agent) and a histogram.
+
+    Matches add ``match_*`` columns: win rate with its 95 % interval and the mean total; for the
+    points variants also mean money (with its interval), mean buy-backs, elimination rate and the
+    share of finished matches (``match_finished``), and a money histogram (``money.png``).
+    """
     hands = run.read_table("hands")
     summary = summarize(hands, by="agent", share="win_share", score="penalty")
     if cfg.mode == "matches":
         matches = run.read_table("matches")
         ms = summarize(matches, by="agent", share="match_win_share", score="total")
+        if "money" in matches.columns:
+            ms = ms.merge(summarize_points_matches(matches), on="agent")
         summary = summary.merge(ms.add_prefix("match_").rename(columns={"match_agent": "agent"}), on="agent")
+        if "money" in matches.columns:
+            plot_money(matches, Path(run.path) / "money.png")
     summary.to_csv(Path(run.path) / "summary.csv", index=False)
     plot_penalties(hands, Path(run.path) / "penalties.png")
     return summary
+
+
+def summarize_points_matches(matches: pd.DataFrame) -> pd.DataFrame:
+    """Per agent: mean money with its 95 % interval, mean buy-backs, elimination and finished rates."""
+    rows = []
+    for agent, g in matches.groupby("agent", sort=True):
+        m, lo, hi = mean_interval(g["money"])
+        rows.append({"agent": agent, "money_mean": m, "money_lo": lo, "money_hi": hi,
+                     "buy_backs_mean": float(g["buy_backs"].mean()),
+                     "eliminated_rate": float(g["eliminated"].mean()),
+                     "finished": float(g["finished"].mean()),
+                     "hands_mean": float(g["match_hands"].mean())})
+    return pd.DataFrame(rows)
+
+
+def plot_money(matches: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    lo = float(matches["money"].quantile(0.005))
+    hi = float(matches["money"].quantile(0.995))
+    if hi <= lo:
+        hi = lo + 1
+    bins = np.linspace(lo, hi, 40)
+    for agent, g in matches.groupby("agent"):
+        x = g["money"].clip(lo, hi)
+        ax.hist(x, bins=bins, histtype="step", weights=np.full(len(x), 1.0 / len(x)),
+                label=f"{agent} (n={len(g)}, mean {g['money'].mean():+.2f})")
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_xlabel("money at the end of the match (units; outer bins: 0.5 % tails)")
+    ax.set_ylabel("share of the agent's matches")
+    ax.set_title("Money per match by agent")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
@@ -134,5 +230,11 @@ def format_summary(summary: pd.DataFrame) -> str:
         q = f"{r.penalty_q10:.0f}/{r.penalty_q50:.0f}/{r.penalty_q90:.0f}"
         lines.append(f"{r.agent:10s} {int(r.n):9d}  {ci:26s} {r.penalty_mean:12.2f} {q:>14s}")
         if "match_win_rate" in summary.columns:
-            lines.append(f"{'':10s} {'matches':>9s}  {r.match_win_rate:.4f} [{r.match_win_lo:.4f}, {r.match_win_hi:.4f}]")
+            line = (f"{'':10s} {'matches':>9s}  {r.match_win_rate:.4f} [{r.match_win_lo:.4f}, "
+                    f"{r.match_win_hi:.4f}]")
+            if "match_money_mean" in summary.columns:
+                line += (f"  money {r.match_money_mean:+.2f} [{r.match_money_lo:+.2f}, {r.match_money_hi:+.2f}]"
+                         f"  buy-backs {r.match_buy_backs_mean:.2f}  eliminated {r.match_eliminated_rate:.3f}"
+                         f"  finished {r.match_finished:.3f}")
+            lines.append(line)
     return "\n".join(lines)

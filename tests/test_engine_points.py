@@ -526,11 +526,14 @@ def test_k40_deterministic():
         np.testing.assert_array_equal(a[k], np.concatenate([c1[k], c2[k]]))
 
 
-def test_cli_refuses_matches_for_points_variants(capsys):
+def test_cli_refuses_to_record_points_matches(tmp_path, capsys):
+    # points-variant matches are simulated (tests/test_matches_points.py) but not recorded move by move
     from kalooki_sim.cli import main
 
-    assert main(["simulate", "--variant", "k40", "--matches", "2", "--quiet"]) == 2
-    assert "--matches" in capsys.readouterr().err
+    out = tmp_path / "run"
+    assert main(["simulate", "--variant", "k40", "--matches", "2", "--record", "1", "--quiet", "--out", str(out)]) == 2
+    assert "--record" in capsys.readouterr().err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("name", ("k40", "american"))
