@@ -5,11 +5,24 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_kernels():
+    """Compile the simulator kernels in this process first: numba writes them to its disk cache,
+    so the subprocesses below load them instead of compiling everything again alongside the other
+    test worker (on a cold cache that alone can take many minutes on 2 cores)."""
+    from kalooki_sim import load_rules
+    from kalooki_sim.rollout import simulate
+
+    simulate(load_rules("caribbean"), 4, ["greedy", "greedy", "random", "random"], n_games=2, seed=0)
+    simulate(load_rules("caribbean"), 3, ["greedy", "random", "greedy"], n_games=1, seed=0, mode="matches")
 
 
 def _kalooki(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "kalooki_sim.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=600)
+                          cwd=cwd, timeout=900)
 
 
 def test_simulate_writes_run_dir_and_resumes_without_double_counting(tmp_path):
@@ -47,7 +60,7 @@ def test_experiment_script_runs_a_toml_config(tmp_path):
     cfg.write_text('variant = "caribbean"\nplayers = 3\nagents = ["greedy", "random", "greedy"]\n'
                    f'games = 4\nmode = "matches"\nseed = 2\nout = "{tmp_path / "exp_run"}"\n')
     r = subprocess.run([sys.executable, "experiments/simulate.py", str(cfg)], capture_output=True, text=True,
-                       timeout=600)
+                       timeout=900)
     assert r.returncode == 0, r.stderr
     matches = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "exp_run" / "matches").glob("*.parquet")))
     assert len(matches) == 4 * 3
