@@ -38,7 +38,7 @@ import numpy as np
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
     A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
-    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KIND, MI_LO, MI_NJ, MK_RUN, MK_SET,
+    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
     A_SETSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
@@ -120,6 +120,142 @@ def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
     return v
 
 
+# Incremental shortfall: the greedy agent asks for the shortfall of the hand with one card more or
+# less (every discard candidate, every offered discard).  A one-card change touches one suit of the
+# run part and one rank of the set part, so the rest is computed once per decision into a small
+# workspace ``sfw`` (int64[_SFW_LEN]) and each candidate only rescans its own suit.  The result is
+# exactly ``contract_shortfall`` of the changed hand (tests/test_greedy_fast.py checks that).
+_SFW_RC = 0          # naturals held per rank (13)
+_SFW_SB = 13         # fewest missing naturals in a run window, per suit (4)
+_SFW_HIST = 17       # ranks per set need 0..smin (smin + 1 <= _SFW_HMAX)
+_SFW_HMAX = 15
+_SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
+_SFW_LEN = _SFW_BASE + 1
+
+
+@njit
+def _suit_best(hands, g, p, s, w, lo_min, hi_max):
+    """Fewest naturals of suit ``s`` missing from a run window (``fewest_missing_in_runs``'s per-suit
+    term, 99 if no window fits)."""
+    best = 99
+    m = 0
+    for q in range(lo_min, hi_max + 1):
+        if hands[g, p, pos_type(s, q)] == 0:
+            m += 1
+        if q - lo_min >= w and hands[g, p, pos_type(s, q - w)] == 0:
+            m -= 1
+        if q - lo_min >= w - 1 and m < best:
+            best = m
+    return best
+
+
+@njit
+def _sum_smallest4(a0, a1, a2, a3, k):
+    """Sum of the ``k`` (0..4) smallest of four values."""
+    if a1 < a0:
+        a0, a1 = a1, a0
+    if a3 < a2:
+        a2, a3 = a3, a2
+    if a2 < a0:
+        a0, a2 = a2, a0
+    if a3 < a1:
+        a1, a3 = a3, a1
+    if a2 < a1:
+        a1, a2 = a2, a1
+    t = 0
+    if k > 0:
+        t += a0
+    if k > 1:
+        t += a1
+    if k > 2:
+        t += a2
+    if k > 3:
+        t += a3
+    return t
+
+
+@njit
+def _sets_part(hist, smin, T):
+    left = T
+    total = 0
+    for need in range(smin + 1):
+        if left == 0:
+            break
+        k = hist[need]
+        take = min(k, left)
+        total += take * need
+        left -= take
+    return total
+
+
+@njit
+def _sf_prepare(hands, rv, g, p, round_idx, sfw):
+    """Fill ``sfw`` for seat ``p``'s hand; returns False when the fast path does not apply
+    (a set minimum beyond the workspace) and the caller must use ``contract_shortfall``."""
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    smin = rv[R_SET_MIN_SIZE]
+    if smin < 0 or smin + 1 > _SFW_HMAX:
+        return False
+    w = rv[R_RUN_MIN_SIZE]
+    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    for s in range(4):
+        sfw[_SFW_SB + s] = _suit_best(hands, g, p, s, w, lo_min, hi_max) if F > 0 else 0
+    for i in range(smin + 1):
+        sfw[_SFW_HIST + i] = 0
+    for r in range(13):
+        c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+        sfw[_SFW_RC + r] = c
+        sfw[_SFW_HIST + max(smin - c, 0)] += 1
+    total = -np.int64(hands[g, p, JOKER])
+    if F > 0:
+        total += _sum_smallest4(sfw[_SFW_SB], sfw[_SFW_SB + 1], sfw[_SFW_SB + 2], sfw[_SFW_SB + 3], F)
+    if T > 0:
+        total += _sets_part(sfw[_SFW_HIST:_SFW_HIST + smin + 1], smin, T)
+    sfw[_SFW_BASE] = total
+    return True
+
+
+@njit
+def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
+    """``_shortfall_with(hands, rv, g, p, round_idx, t, delta)`` from a workspace filled by
+    ``_sf_prepare`` for the unchanged hand (which is left unchanged)."""
+    if t == JOKER:
+        return sfw[_SFW_BASE] - delta
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    total = -np.int64(hands[g, p, JOKER])
+    s = t // 13
+    r = t % 13
+    if F > 0:
+        w = rv[R_RUN_MIN_SIZE]
+        lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+        hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+        hands[g, p, t] += delta
+        b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+        hands[g, p, t] -= delta
+        b0 = b if s == 0 else sfw[_SFW_SB]
+        b1 = b if s == 1 else sfw[_SFW_SB + 1]
+        b2 = b if s == 2 else sfw[_SFW_SB + 2]
+        b3 = b if s == 3 else sfw[_SFW_SB + 3]
+        total += _sum_smallest4(b0, b1, b2, b3, F)
+    if T > 0:
+        smin = rv[R_SET_MIN_SIZE]
+        hist = sfw[_SFW_HIST:_SFW_HIST + smin + 1]
+        c = sfw[_SFW_RC + r]
+        n_old = max(smin - c, 0)
+        n_new = max(smin - (c + delta), 0)
+        hist[n_old] -= 1
+        hist[n_new] += 1
+        total += _sets_part(hist, smin, T)
+        hist[n_new] -= 1
+        hist[n_old] += 1
+    return total
+
+
 @njit
 def card_usefulness(hands, rv, g, p, t, held, gap_weight):
     """How much natural ``t`` helps seat ``p``'s hand toward melds.
@@ -168,13 +304,47 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
 
 
 @njit
+def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+           hwin, rv, g):
+    k = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                          hscore, hwin, rv, g, a) == 0 else 0
+    known[a] = k
+    return k
+
+
+@njit(inline="always")
 def _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
         rv, g):
     """Is action ``a`` legal?  Asks ``core.check_action`` once and remembers the answer."""
-    if known[a] < 0:
-        known[a] = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                     plan_n, hscore, hwin, rv, g, a) == 0 else 0
-    return known[a] == 1
+    k = known[a]
+    if k < 0:
+        k = _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                   hscore, hwin, rv, g)
+    return k == 1
+
+
+@njit
+def _tack_may_fit(minfo, g, m, t):
+    """False when natural ``t`` certainly cannot be laid off onto table meld ``m`` (wrong suit or
+    not next to a run end, wrong rank for a set, a natural for an all-joker set): the cases where
+    ``core._run_fit``/``core._set_fit`` return an error whatever else holds, so ``check_action``
+    would reject the tack.  Jokers and everything else are left to ``check_action``."""
+    if t == JOKER:
+        return True
+    kind = minfo[g, m, MI_KIND]
+    if kind == MK_RUN:
+        if t // 13 != minfo[g, m, MI_KEY]:
+            return False
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        r = t % 13
+        if r == 0:
+            return lo - 1 == 1 or hi + 1 == 1 or lo - 1 == 14 or hi + 1 == 14
+        q = r + 1
+        return q == lo - 1 or q == hi + 1
+    if kind == MK_SET:
+        return t % 13 == minfo[g, m, MI_KEY]
+    return kind != MK_JSET
 
 
 @njit
@@ -194,6 +364,9 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
     """Take card t?  In contract variants: when it brings the contract closer; otherwise when it
     is useful enough to the melds in hand."""
     if contract:   # only asked while p has not laid down (calls and discard draws need that)
+        sfw = np.empty(_SFW_LEN, dtype=np.int64)
+        if _sf_prepare(hands, rv, g, p, rnd, sfw):
+            return _sf_changed(hands, rv, g, p, rnd, t, 1, sfw) < sfw[_SFW_BASE]
         return _shortfall_with(hands, rv, g, p, rnd, t, 1) < contract_shortfall(hands, rv, g, p, rnd)
     return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
 
@@ -259,6 +432,8 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             return A_DRAW_DISCARD
     elif ph == PH_PLAY:
         for k in range(K_PLANS):
+            if plan_n[g, k, 0] < 0:
+                continue                 # no plan k: check_action says E_NO_PLAN (or must-place)
             if _ok(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_LAY + k
@@ -268,6 +443,8 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             for t in range(N_TYPES):
                 if hands[g, seat, t] > 0:
                     for m in range(nm):
+                        if not _tack_may_fit(minfo, g, m, t):
+                            continue
                         a = A_TACK + m * N_TYPES + t
                         if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
@@ -290,6 +467,38 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                                 return a
         laid = ps[g, seat, PS_LAID] == 1
+        # the best held natural by the measure below, legal or not; when it is legal it is also
+        # the best legal one (the loop below would pick it), so the loop is only the fallback
+        sfw = np.empty(_SFW_LEN, dtype=np.int64)
+        fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
+        best = -1
+        best_sf = 1 << 40
+        best_u = 1e300
+        best_pen = -1
+        for t in range(JOKER):
+            if hands[g, seat, t] == 0:
+                continue
+            pen = rv[R_PENALTY + t]
+            sf = 0
+            u = 0.0
+            if not laid:
+                if contract:
+                    if fast:
+                        sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
+                    else:
+                        sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+            elif not contract:
+                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+            if (sf < best_sf or (sf == best_sf and u < best_u)
+                    or (sf == best_sf and u == best_u and pen > best_pen)):
+                best = t
+                best_sf = sf
+                best_u = u
+                best_pen = pen
+        if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
+                             mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DISCARD + best
         best = -1
         best_sf = 1 << 40
         best_u = 1e300
