@@ -76,7 +76,7 @@ def random_action(mask, n_legal, key, ctr):
     return -1
 
 
-@njit
+@njit(_nrt=False)
 def contract_shortfall(hands, rv, g, p, round_idx):
     """Cards seat ``p`` still misses for the round's contract, minus the jokers he holds.
 
@@ -111,7 +111,7 @@ def contract_shortfall(hands, rv, g, p, round_idx):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
     """Shortfall after adding (delta = 1) or removing (delta = -1) one card of type t."""
     hands[g, p, t] += delta
@@ -133,7 +133,7 @@ _SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
 _SFW_LEN = _SFW_BASE + 1
 
 
-@njit
+@njit(_nrt=False)
 def _suit_best(hands, g, p, s, w, lo_min, hi_max):
     """Fewest naturals of suit ``s`` missing from a run window (``fewest_missing_in_runs``'s per-suit
     term, 99 if no window fits)."""
@@ -149,7 +149,7 @@ def _suit_best(hands, g, p, s, w, lo_min, hi_max):
     return best
 
 
-@njit
+@njit(_nrt=False)
 def _sum_smallest4(a0, a1, a2, a3, k):
     """Sum of the ``k`` (0..4) smallest of four values."""
     if a1 < a0:
@@ -174,7 +174,7 @@ def _sum_smallest4(a0, a1, a2, a3, k):
     return t
 
 
-@njit
+@njit(_nrt=False)
 def _sets_part(hist, smin, T):
     left = T
     total = 0
@@ -188,7 +188,7 @@ def _sets_part(hist, smin, T):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     """Fill ``sfw`` for seat ``p``'s hand; returns False when the fast path does not apply
     (a set minimum beyond the workspace) and the caller must use ``contract_shortfall``."""
@@ -218,7 +218,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     return True
 
 
-@njit
+@njit(_nrt=False)
 def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     """``_shortfall_with(hands, rv, g, p, round_idx, t, delta)`` from a workspace filled by
     ``_sf_prepare`` for the unchanged hand (which is left unchanged)."""
@@ -256,7 +256,7 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def card_usefulness(hands, rv, g, p, t, held, gap_weight):
     """How much natural ``t`` helps seat ``p``'s hand toward melds.
 
@@ -303,7 +303,7 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
     return u
 
 
-@njit
+@njit(_nrt=False)
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
     k = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
@@ -323,7 +323,7 @@ def _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
     return k == 1
 
 
-@njit
+@njit(_nrt=False)
 def _tack_may_fit(minfo, g, m, t):
     """False when natural ``t`` certainly cannot be laid off onto table meld ``m`` (wrong suit or
     not next to a run end, wrong rank for a set, a natural for an all-joker set): the cases where
@@ -372,6 +372,41 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
 
 
 @njit
+def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw):
+    """The natural greedy discards if it is legal: the best held one by the measure of
+    ``greedy_action`` (legal or not; -1 if none held).  When it is legal it is also the best legal
+    one, so ``greedy_action`` only falls back to checking every card when it is not."""
+    sfw = np.empty(_SFW_LEN, dtype=np.int64)
+    fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
+    best = -1
+    best_sf = 1 << 40
+    best_u = 1e300
+    best_pen = -1
+    for t in range(JOKER):
+        if hands[g, seat, t] == 0:
+            continue
+        pen = rv[R_PENALTY + t]
+        sf = 0
+        u = 0.0
+        if not laid:
+            if contract:
+                if fast:
+                    sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
+                else:
+                    sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+        elif not contract:
+            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+        if (sf < best_sf or (sf == best_sf and u < best_u)
+                or (sf == best_sf and u == best_u and pen > best_pen)):
+            best = t
+            best_sf = sf
+            best_u = u
+            best_pen = pen
+    return best
+
+
+@njit(_nrt=False)
 def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                   hscore, hwin, rv, g, seat, known, key, ctr):
     """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
@@ -467,35 +502,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                                 return a
         laid = ps[g, seat, PS_LAID] == 1
-        # the best held natural by the measure below, legal or not; when it is legal it is also
-        # the best legal one (the loop below would pick it), so the loop is only the fallback
-        sfw = np.empty(_SFW_LEN, dtype=np.int64)
-        fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
-        best = -1
-        best_sf = 1 << 40
-        best_u = 1e300
-        best_pen = -1
-        for t in range(JOKER):
-            if hands[g, seat, t] == 0:
-                continue
-            pen = rv[R_PENALTY + t]
-            sf = 0
-            u = 0.0
-            if not laid:
-                if contract:
-                    if fast:
-                        sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
-                    else:
-                        sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
-                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-            elif not contract:
-                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-            if (sf < best_sf or (sf == best_sf and u < best_u)
-                    or (sf == best_sf and u == best_u and pen > best_pen)):
-                best = t
-                best_sf = sf
-                best_u = u
-                best_pen = pen
+        best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw)
         if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
                              mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + best
