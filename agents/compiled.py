@@ -359,15 +359,67 @@ def _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas
     return random_action(mask, n, key, ctr)
 
 
-@njit
+@njit(_nrt=False)
+def _sets_need_sum(hands, g, p, smin, T, r_adj, d_adj):
+    """Set part of ``contract_shortfall`` (same counting), rank ``r_adj`` holding ``d_adj`` more."""
+    left = T
+    total = 0
+    for need in range(smin + 1):
+        if left == 0:
+            break
+        k = 0
+        for r in range(13):
+            c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+            if r == r_adj:
+                c += d_adj
+            if max(smin - c, 0) == need:
+                k += 1
+        take = min(k, left)
+        total += take * need
+        left -= take
+    return total
+
+
+@njit(_nrt=False)
+def _closer_with(hands, rv, g, p, round_idx, t):
+    """``_shortfall_with(.., t, 1) < contract_shortfall(..)`` (does card ``t`` bring the contract
+    closer?) without a workspace: the joker terms cancel, only t's suit and rank change."""
+    if t == JOKER:
+        return True                      # one joker more: shortfall - 1
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    s = t // 13
+    r = t % 13
+    old = 0
+    new = 0
+    if F > 0:
+        w = rv[R_RUN_MIN_SIZE]
+        lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+        hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+        b0 = _suit_best(hands, g, p, 0, w, lo_min, hi_max)
+        b1 = _suit_best(hands, g, p, 1, w, lo_min, hi_max)
+        b2 = _suit_best(hands, g, p, 2, w, lo_min, hi_max)
+        b3 = _suit_best(hands, g, p, 3, w, lo_min, hi_max)
+        old += _sum_smallest4(b0, b1, b2, b3, F)
+        hands[g, p, t] += 1
+        b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+        hands[g, p, t] -= 1
+        new += _sum_smallest4(b if s == 0 else b0, b if s == 1 else b1, b if s == 2 else b2,
+                              b if s == 3 else b3, F)
+    if T > 0:
+        smin = rv[R_SET_MIN_SIZE]
+        old += _sets_need_sum(hands, g, p, smin, T, r, 0)
+        new += _sets_need_sum(hands, g, p, smin, T, r, 1)
+    return new < old
+
+
+@njit(_nrt=False)
 def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
     """Take card t?  In contract variants: when it brings the contract closer; otherwise when it
     is useful enough to the melds in hand."""
     if contract:   # only asked while p has not laid down (calls and discard draws need that)
-        sfw = np.empty(_SFW_LEN, dtype=np.int64)
-        if _sf_prepare(hands, rv, g, p, rnd, sfw):
-            return _sf_changed(hands, rv, g, p, rnd, t, 1, sfw) < sfw[_SFW_BASE]
-        return _shortfall_with(hands, rv, g, p, rnd, t, 1) < contract_shortfall(hands, rv, g, p, rnd)
+        return _closer_with(hands, rv, g, p, rnd, t)
     return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
 
 

@@ -14,7 +14,7 @@ import pytest
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
 from kalooki_sim.agents.compiled import (
-    _SFW_BASE, _SFW_LEN, _sf_changed, _sf_prepare, _tack_may_fit, choose_action, contract_shortfall,
+    _SFW_BASE, _SFW_LEN, _closer_with, _sf_changed, _shortfall_with, _sf_prepare, _tack_may_fit, choose_action, contract_shortfall,
 )
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
@@ -54,6 +54,9 @@ def test_incremental_shortfall_matches_full(knobs):
                 for delta in (1, -1):
                     if delta == -1 and hands[0, 1, t] == 0:
                         continue
+                    if delta == 1:
+                        assert _closer_with(hands, rv, 0, 1, rnd, t) == (
+                            _shortfall_with(hands, rv, 0, 1, rnd, t, 1) < contract_shortfall(hands, rv, 0, 1, rnd))
                     got = _sf_changed(hands, rv, 0, 1, rnd, t, delta, sfw)
                     hands[0, 1, t] += delta
                     want = contract_shortfall(hands, rv, 0, 1, rnd)
