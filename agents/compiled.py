@@ -130,7 +130,9 @@ _SFW_SB = 13         # fewest missing naturals in a run window, per suit (4)
 _SFW_HIST = 17       # ranks per set need 0..smin (smin + 1 <= _SFW_HMAX)
 _SFW_HMAX = 15
 _SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
-_SFW_LEN = _SFW_BASE + 1
+_SFW_ILO = _SFW_BASE + 1   # per suit: the positions every best run window covers, [ILO, IHI]
+_SFW_IHI = _SFW_ILO + 4
+_SFW_LEN = _SFW_IHI + 4
 
 
 @njit(_nrt=False)
@@ -146,6 +148,31 @@ def _suit_best(hands, g, p, s, w, lo_min, hi_max):
             m -= 1
         if q - lo_min >= w - 1 and m < best:
             best = m
+    return best
+
+
+@njit(_nrt=False)
+def _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw):
+    """``_suit_best``, also storing in ``sfw[_SFW_ILO + s]``/``sfw[_SFW_IHI + s]`` the positions
+    shared by every window that attains it (last best window's start .. first one's end)."""
+    best = 99
+    m = 0
+    ilo = 1
+    ihi = 0
+    for q in range(lo_min, hi_max + 1):
+        if hands[g, p, pos_type(s, q)] == 0:
+            m += 1
+        if q - lo_min >= w and hands[g, p, pos_type(s, q - w)] == 0:
+            m -= 1
+        if q - lo_min >= w - 1:
+            if m < best:
+                best = m
+                ilo = q - w + 1
+                ihi = q
+            elif m == best:
+                ilo = q - w + 1
+    sfw[_SFW_ILO + s] = ilo
+    sfw[_SFW_IHI + s] = ihi
     return best
 
 
@@ -202,7 +229,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
     for s in range(4):
-        sfw[_SFW_SB + s] = _suit_best(hands, g, p, s, w, lo_min, hi_max) if F > 0 else 0
+        sfw[_SFW_SB + s] = _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw) if F > 0 else 0
     for i in range(smin + 1):
         sfw[_SFW_HIST + i] = 0
     for r in range(13):
@@ -234,9 +261,19 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
         w = rv[R_RUN_MIN_SIZE]
         lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
         hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-        hands[g, p, t] += delta
-        b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
-        hands[g, p, t] -= delta
+        if delta == -1 and r != 0 and hands[g, p, t] >= 1:
+            # a natural (not an ace) leaves: only if it was the last copy, and only the windows
+            # covering its position lose it, so the best grows by one exactly when every best
+            # window covers it
+            b = sfw[_SFW_SB + s]
+            q = r + 1
+            if (hands[g, p, t] == 1 and b != 99
+                    and sfw[_SFW_ILO + s] <= q and q <= sfw[_SFW_IHI + s]):
+                b += 1
+        else:
+            hands[g, p, t] += delta
+            b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+            hands[g, p, t] -= delta
         b0 = b if s == 0 else sfw[_SFW_SB]
         b1 = b if s == 1 else sfw[_SFW_SB + 1]
         b2 = b if s == 2 else sfw[_SFW_SB + 2]
