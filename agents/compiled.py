@@ -419,8 +419,11 @@ def _sets_need_sum(hands, g, p, smin, T, r_adj, d_adj):
 
 @njit(_nrt=False)
 def _closer_with(hands, rv, g, p, round_idx, t):
-    """``_shortfall_with(.., t, 1) < contract_shortfall(..)`` (does card ``t`` bring the contract
-    closer?) without a workspace: the joker terms cancel, only t's suit and rank change."""
+    """``_shortfall_with(.., t, 1) < contract_shortfall(..)``: does card ``t`` bring the contract
+    closer?  A card more never raises the run or the set term, so the answer is yes exactly when
+    one of them drops: the set term is recounted with t's rank, the run term only when t's suit
+    gains a position (the other suits are scanned only if that suit's best window improved).
+    The joker terms cancel."""
     if t == JOKER:
         return True                      # one joker more: shortfall - 1
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
@@ -428,27 +431,28 @@ def _closer_with(hands, rv, g, p, round_idx, t):
     F = rv[base + 1]
     s = t // 13
     r = t % 13
-    old = 0
-    new = 0
-    if F > 0:
+    if T > 0:
+        smin = rv[R_SET_MIN_SIZE]
+        if _sets_need_sum(hands, g, p, smin, T, r, 1) < _sets_need_sum(hands, g, p, smin, T, r, 0):
+            return True
+    if F > 0 and hands[g, p, t] == 0:
         w = rv[R_RUN_MIN_SIZE]
         lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
         hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-        b0 = _suit_best(hands, g, p, 0, w, lo_min, hi_max)
-        b1 = _suit_best(hands, g, p, 1, w, lo_min, hi_max)
-        b2 = _suit_best(hands, g, p, 2, w, lo_min, hi_max)
-        b3 = _suit_best(hands, g, p, 3, w, lo_min, hi_max)
-        old += _sum_smallest4(b0, b1, b2, b3, F)
-        hands[g, p, t] += 1
         b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+        hands[g, p, t] += 1
+        b_new = _suit_best(hands, g, p, s, w, lo_min, hi_max)
         hands[g, p, t] -= 1
-        new += _sum_smallest4(b if s == 0 else b0, b if s == 1 else b1, b if s == 2 else b2,
-                              b if s == 3 else b3, F)
-    if T > 0:
-        smin = rv[R_SET_MIN_SIZE]
-        old += _sets_need_sum(hands, g, p, smin, T, r, 0)
-        new += _sets_need_sum(hands, g, p, smin, T, r, 1)
-    return new < old
+        if b_new < b:
+            b0 = b if s == 0 else _suit_best(hands, g, p, 0, w, lo_min, hi_max)
+            b1 = b if s == 1 else _suit_best(hands, g, p, 1, w, lo_min, hi_max)
+            b2 = b if s == 2 else _suit_best(hands, g, p, 2, w, lo_min, hi_max)
+            b3 = b if s == 3 else _suit_best(hands, g, p, 3, w, lo_min, hi_max)
+            old = _sum_smallest4(b0, b1, b2, b3, F)
+            new = _sum_smallest4(b_new if s == 0 else b0, b_new if s == 1 else b1,
+                                 b_new if s == 2 else b2, b_new if s == 3 else b3, F)
+            return new < old
+    return False
 
 
 @njit(_nrt=False)
