@@ -432,9 +432,19 @@ def _closer_with(hands, rv, g, p, round_idx, t):
     s = t // 13
     r = t % 13
     if T > 0:
+        # the set term (sum of the T smallest needs) drops when rank r still needs cards and fewer
+        # than T other ranks need fewer: r's need then sits among the T smallest
         smin = rv[R_SET_MIN_SIZE]
-        if _sets_need_sum(hands, g, p, smin, T, r, 1) < _sets_need_sum(hands, g, p, smin, T, r, 0):
-            return True
+        v = max(smin - (hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]), 0)
+        if v > 0:
+            k = 0
+            for r2 in range(13):
+                if r2 != r:
+                    c = hands[g, p, r2] + hands[g, p, 13 + r2] + hands[g, p, 26 + r2] + hands[g, p, 39 + r2]
+                    if max(smin - c, 0) < v:
+                        k += 1
+            if k < T:
+                return True
     if F > 0 and hands[g, p, t] == 0:
         w = rv[R_RUN_MIN_SIZE]
         lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
@@ -469,31 +479,35 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw):
     """The natural greedy discards if it is legal: the best held one by the measure of
     ``greedy_action`` (legal or not; -1 if none held).  When it is legal it is also the best legal
     one, so ``greedy_action`` only falls back to checking every card when it is not."""
-    sfw = np.empty(_SFW_LEN, dtype=np.int64)
+    sfw = np.empty(_SFW_LEN + JOKER, dtype=np.int64)
     fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
-    best = -1
-    best_sf = 1 << 40
-    best_u = 1e300
-    best_pen = -1
+    # the measure is (shortfall, usefulness, -penalty), first card on ties: the shortfall of every
+    # card first, then usefulness only for the cards with the least shortfall
+    min_sf = 1 << 40
     for t in range(JOKER):
         if hands[g, seat, t] == 0:
             continue
-        pen = rv[R_PENALTY + t]
         sf = 0
+        if not laid and contract:
+            if fast:
+                sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
+            else:
+                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+        sfw[_SFW_LEN + t] = sf
+        if sf < min_sf:
+            min_sf = sf
+    best = -1
+    best_u = 1e300
+    best_pen = -1
+    for t in range(JOKER):
+        if hands[g, seat, t] == 0 or sfw[_SFW_LEN + t] != min_sf:
+            continue
+        pen = rv[R_PENALTY + t]
         u = 0.0
-        if not laid:
-            if contract:
-                if fast:
-                    sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
-                else:
-                    sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+        if not laid or not contract:
             u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-        elif not contract:
-            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-        if (sf < best_sf or (sf == best_sf and u < best_u)
-                or (sf == best_sf and u == best_u and pen > best_pen)):
+        if u < best_u or (u == best_u and pen > best_pen):
             best = t
-            best_sf = sf
             best_u = u
             best_pen = pen
     return best
