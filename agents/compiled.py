@@ -42,7 +42,7 @@ import numpy as np
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
     A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
-    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KIND, MI_LO, MI_NJ, MK_RUN, MK_SET,
+    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
@@ -81,7 +81,7 @@ def random_action(mask, n_legal, key, ctr):
     return -1
 
 
-@njit
+@njit(_nrt=False)
 def contract_shortfall(hands, rv, g, p, round_idx):
     """Cards seat ``p`` still misses for the round's contract, minus the jokers he holds.
 
@@ -116,7 +116,7 @@ def contract_shortfall(hands, rv, g, p, round_idx):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
     """Shortfall after adding (delta = 1) or removing (delta = -1) one card of type t."""
     hands[g, p, t] += delta
@@ -125,7 +125,180 @@ def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
     return v
 
 
-@njit
+# Incremental shortfall: the greedy agent asks for the shortfall of the hand with one card more or
+# less (every discard candidate, every offered discard).  A one-card change touches one suit of the
+# run part and one rank of the set part, so the rest is computed once per decision into a small
+# workspace ``sfw`` (int64[_SFW_LEN]) and each candidate only rescans its own suit.  The result is
+# exactly ``contract_shortfall`` of the changed hand (tests/test_greedy_fast.py checks that).
+_SFW_RC = 0          # naturals held per rank (13)
+_SFW_SB = 13         # fewest missing naturals in a run window, per suit (4)
+_SFW_HIST = 17       # ranks per set need 0..smin (smin + 1 <= _SFW_HMAX)
+_SFW_HMAX = 15
+_SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
+_SFW_ILO = _SFW_BASE + 1   # per suit: the positions every best run window covers, [ILO, IHI]
+_SFW_IHI = _SFW_ILO + 4
+_SFW_LEN = _SFW_IHI + 4
+
+
+@njit(_nrt=False)
+def _suit_best(hands, g, p, s, w, lo_min, hi_max):
+    """Fewest naturals of suit ``s`` missing from a run window (``fewest_missing_in_runs``'s per-suit
+    term, 99 if no window fits)."""
+    best = 99
+    m = 0
+    for q in range(lo_min, hi_max + 1):
+        if hands[g, p, pos_type(s, q)] == 0:
+            m += 1
+        if q - lo_min >= w and hands[g, p, pos_type(s, q - w)] == 0:
+            m -= 1
+        if q - lo_min >= w - 1 and m < best:
+            best = m
+    return best
+
+
+@njit(_nrt=False)
+def _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw):
+    """``_suit_best``, also storing in ``sfw[_SFW_ILO + s]``/``sfw[_SFW_IHI + s]`` the positions
+    shared by every window that attains it (last best window's start .. first one's end)."""
+    best = 99
+    m = 0
+    ilo = 1
+    ihi = 0
+    for q in range(lo_min, hi_max + 1):
+        if hands[g, p, pos_type(s, q)] == 0:
+            m += 1
+        if q - lo_min >= w and hands[g, p, pos_type(s, q - w)] == 0:
+            m -= 1
+        if q - lo_min >= w - 1:
+            if m < best:
+                best = m
+                ilo = q - w + 1
+                ihi = q
+            elif m == best:
+                ilo = q - w + 1
+    sfw[_SFW_ILO + s] = ilo
+    sfw[_SFW_IHI + s] = ihi
+    return best
+
+
+@njit(_nrt=False)
+def _sum_smallest4(a0, a1, a2, a3, k):
+    """Sum of the ``k`` (0..4) smallest of four values."""
+    if a1 < a0:
+        a0, a1 = a1, a0
+    if a3 < a2:
+        a2, a3 = a3, a2
+    if a2 < a0:
+        a0, a2 = a2, a0
+    if a3 < a1:
+        a1, a3 = a3, a1
+    if a2 < a1:
+        a1, a2 = a2, a1
+    t = 0
+    if k > 0:
+        t += a0
+    if k > 1:
+        t += a1
+    if k > 2:
+        t += a2
+    if k > 3:
+        t += a3
+    return t
+
+
+@njit(_nrt=False)
+def _sets_part(hist, smin, T):
+    left = T
+    total = 0
+    for need in range(smin + 1):
+        if left == 0:
+            break
+        k = hist[need]
+        take = min(k, left)
+        total += take * need
+        left -= take
+    return total
+
+
+@njit(_nrt=False)
+def _sf_prepare(hands, rv, g, p, round_idx, sfw):
+    """Fill ``sfw`` for seat ``p``'s hand; returns False when the fast path does not apply
+    (a set minimum beyond the workspace) and the caller must use ``contract_shortfall``."""
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    smin = rv[R_SET_MIN_SIZE]
+    if smin < 0 or smin + 1 > _SFW_HMAX:
+        return False
+    w = rv[R_RUN_MIN_SIZE]
+    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    for s in range(4):
+        sfw[_SFW_SB + s] = _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw) if F > 0 else 0
+    for i in range(smin + 1):
+        sfw[_SFW_HIST + i] = 0
+    for r in range(13):
+        c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+        sfw[_SFW_RC + r] = c
+        sfw[_SFW_HIST + max(smin - c, 0)] += 1
+    total = -np.int64(hands[g, p, JOKER])
+    if F > 0:
+        total += _sum_smallest4(sfw[_SFW_SB], sfw[_SFW_SB + 1], sfw[_SFW_SB + 2], sfw[_SFW_SB + 3], F)
+    if T > 0:
+        total += _sets_part(sfw[_SFW_HIST:_SFW_HIST + smin + 1], smin, T)
+    sfw[_SFW_BASE] = total
+    return True
+
+
+@njit(_nrt=False)
+def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
+    """``_shortfall_with(hands, rv, g, p, round_idx, t, delta)`` from a workspace filled by
+    ``_sf_prepare`` for the unchanged hand (which is left unchanged)."""
+    if t == JOKER:
+        return sfw[_SFW_BASE] - delta
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    total = -np.int64(hands[g, p, JOKER])
+    s = t // 13
+    r = t % 13
+    if F > 0:
+        w = rv[R_RUN_MIN_SIZE]
+        lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+        hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+        if delta == -1 and r != 0 and hands[g, p, t] >= 1:
+            # a natural (not an ace) leaves: only if it was the last copy, and only the windows
+            # covering its position lose it, so the best grows by one exactly when every best
+            # window covers it
+            b = sfw[_SFW_SB + s]
+            q = r + 1
+            if (hands[g, p, t] == 1 and b != 99
+                    and sfw[_SFW_ILO + s] <= q and q <= sfw[_SFW_IHI + s]):
+                b += 1
+        else:
+            hands[g, p, t] += delta
+            b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+            hands[g, p, t] -= delta
+        b0 = b if s == 0 else sfw[_SFW_SB]
+        b1 = b if s == 1 else sfw[_SFW_SB + 1]
+        b2 = b if s == 2 else sfw[_SFW_SB + 2]
+        b3 = b if s == 3 else sfw[_SFW_SB + 3]
+        total += _sum_smallest4(b0, b1, b2, b3, F)
+    if T > 0:
+        smin = rv[R_SET_MIN_SIZE]
+        hist = sfw[_SFW_HIST:_SFW_HIST + smin + 1]
+        c = sfw[_SFW_RC + r]
+        n_old = max(smin - c, 0)
+        n_new = max(smin - (c + delta), 0)
+        hist[n_old] -= 1
+        hist[n_new] += 1
+        total += _sets_part(hist, smin, T)
+        hist[n_new] -= 1
+        hist[n_old] += 1
+    return total
+
+
+@njit(_nrt=False)
 def card_usefulness(hands, rv, g, p, t, held, gap_weight):
     """How much natural ``t`` helps seat ``p``'s hand toward melds.
 
@@ -172,14 +345,48 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
     return u
 
 
-@njit
+@njit(_nrt=False)
+def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+           hwin, rv, g):
+    k = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                          hscore, hwin, rv, g, a) == 0 else 0
+    known[a] = k
+    return k
+
+
+@njit(inline="always")
 def _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
         rv, g):
     """Is action ``a`` legal?  Asks ``core.check_action`` once and remembers the answer."""
-    if known[a] < 0:
-        known[a] = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                     plan_n, hscore, hwin, rv, g, a) == 0 else 0
-    return known[a] == 1
+    k = known[a]
+    if k < 0:
+        k = _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                   hscore, hwin, rv, g)
+    return k == 1
+
+
+@njit(_nrt=False)
+def _tack_may_fit(minfo, g, m, t):
+    """False when natural ``t`` certainly cannot be laid off onto table meld ``m`` (wrong suit or
+    not next to a run end, wrong rank for a set, a natural for an all-joker set): the cases where
+    ``core._run_fit``/``core._set_fit`` return an error whatever else holds, so ``check_action``
+    would reject the tack.  Jokers and everything else are left to ``check_action``."""
+    if t == JOKER:
+        return True
+    kind = minfo[g, m, MI_KIND]
+    if kind == MK_RUN:
+        if t // 13 != minfo[g, m, MI_KEY]:
+            return False
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        r = t % 13
+        if r == 0:
+            return lo - 1 == 1 or hi + 1 == 1 or lo - 1 == 14 or hi + 1 == 14
+        q = r + 1
+        return q == lo - 1 or q == hi + 1
+    if kind == MK_SET:
+        return t % 13 == minfo[g, m, MI_KEY]
+    return kind != MK_JSET
 
 
 @njit
@@ -194,16 +401,124 @@ def _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas
     return random_action(mask, n, key, ctr)
 
 
-@njit
+@njit(_nrt=False)
+def _sets_need_sum(hands, g, p, smin, T, r_adj, d_adj):
+    """Set part of ``contract_shortfall`` (same counting), rank ``r_adj`` holding ``d_adj`` more."""
+    left = T
+    total = 0
+    for need in range(smin + 1):
+        if left == 0:
+            break
+        k = 0
+        for r in range(13):
+            c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+            if r == r_adj:
+                c += d_adj
+            if max(smin - c, 0) == need:
+                k += 1
+        take = min(k, left)
+        total += take * need
+        left -= take
+    return total
+
+
+@njit(_nrt=False)
+def _closer_with(hands, rv, g, p, round_idx, t):
+    """``_shortfall_with(.., t, 1) < contract_shortfall(..)``: does card ``t`` bring the contract
+    closer?  A card more never raises the run or the set term, so the answer is yes exactly when
+    one of them drops: the set term is recounted with t's rank, the run term only when t's suit
+    gains a position (the other suits are scanned only if that suit's best window improved).
+    The joker terms cancel."""
+    if t == JOKER:
+        return True                      # one joker more: shortfall - 1
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    s = t // 13
+    r = t % 13
+    if T > 0:
+        # the set term (sum of the T smallest needs) drops when rank r still needs cards and fewer
+        # than T other ranks need fewer: r's need then sits among the T smallest
+        smin = rv[R_SET_MIN_SIZE]
+        v = max(smin - (hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]), 0)
+        if v > 0:
+            k = 0
+            for r2 in range(13):
+                if r2 != r:
+                    c = hands[g, p, r2] + hands[g, p, 13 + r2] + hands[g, p, 26 + r2] + hands[g, p, 39 + r2]
+                    if max(smin - c, 0) < v:
+                        k += 1
+            if k < T:
+                return True
+    if F > 0 and hands[g, p, t] == 0:
+        w = rv[R_RUN_MIN_SIZE]
+        lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+        hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+        b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+        hands[g, p, t] += 1
+        b_new = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+        hands[g, p, t] -= 1
+        if b_new < b:
+            b0 = b if s == 0 else _suit_best(hands, g, p, 0, w, lo_min, hi_max)
+            b1 = b if s == 1 else _suit_best(hands, g, p, 1, w, lo_min, hi_max)
+            b2 = b if s == 2 else _suit_best(hands, g, p, 2, w, lo_min, hi_max)
+            b3 = b if s == 3 else _suit_best(hands, g, p, 3, w, lo_min, hi_max)
+            old = _sum_smallest4(b0, b1, b2, b3, F)
+            new = _sum_smallest4(b_new if s == 0 else b0, b_new if s == 1 else b1,
+                                 b_new if s == 2 else b2, b_new if s == 3 else b3, F)
+            return new < old
+    return False
+
+
+@njit(_nrt=False)
 def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
     """Take card t?  In contract variants: when it brings the contract closer; otherwise when it
     is useful enough to the melds in hand."""
     if contract:   # only asked while p has not laid down (calls and discard draws need that)
-        return _shortfall_with(hands, rv, g, p, rnd, t, 1) < contract_shortfall(hands, rv, g, p, rnd)
+        return _closer_with(hands, rv, g, p, rnd, t)
     return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
 
 
 @njit
+def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw):
+    """The natural greedy discards if it is legal: the best held one by the measure of
+    ``greedy_action`` (legal or not; -1 if none held).  When it is legal it is also the best legal
+    one, so ``greedy_action`` only falls back to checking every card when it is not."""
+    sfw = np.empty(_SFW_LEN + JOKER, dtype=np.int64)
+    fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
+    # the measure is (shortfall, usefulness, -penalty), first card on ties: the shortfall of every
+    # card first, then usefulness only for the cards with the least shortfall
+    min_sf = 1 << 40
+    for t in range(JOKER):
+        if hands[g, seat, t] == 0:
+            continue
+        sf = 0
+        if not laid and contract:
+            if fast:
+                sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
+            else:
+                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+        sfw[_SFW_LEN + t] = sf
+        if sf < min_sf:
+            min_sf = sf
+    best = -1
+    best_u = 1e300
+    best_pen = -1
+    for t in range(JOKER):
+        if hands[g, seat, t] == 0 or sfw[_SFW_LEN + t] != min_sf:
+            continue
+        pen = rv[R_PENALTY + t]
+        u = 0.0
+        if not laid or not contract:
+            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+        if u < best_u or (u == best_u and pen > best_pen):
+            best = t
+            best_u = u
+            best_pen = pen
+    return best
+
+
+@njit(_nrt=False)
 def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                   hscore, hwin, rv, g, seat, known, key, ctr):
     """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
@@ -280,6 +595,8 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         return A_PASS
     elif ph == PH_PLAY:
         for k in range(K_PLANS):
+            if plan_n[g, k, 0] < 0:
+                continue                 # no plan k: check_action says E_NO_PLAN (or must-place)
             if _ok(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_LAY + k
@@ -289,6 +606,8 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             for t in range(N_TYPES):
                 if hands[g, seat, t] > 0:
                     for m in range(nm):
+                        if not _tack_may_fit(minfo, g, m, t):
+                            continue
                         a = A_TACK + m * N_TYPES + t
                         if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
@@ -315,6 +634,10 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             if a >= 0:
                 return a
         laid = ps[g, seat, PS_LAID] == 1
+        best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw)
+        if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
+                             mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DISCARD + best
         best = -1
         best_sf = 1 << 40
         best_u = 1e300

@@ -120,18 +120,18 @@ _K_JSET = 2
 # small helpers
 
 
-@njit
+@njit(_nrt=False)
 def _dir(rv):
     """Seat step of the direction of play: "left" = next seat (+1)."""
     return 1 if rv[R_PLAY_DIRECTION] == 0 else -1
 
 
-@njit
+@njit(_nrt=False)
 def _seat_after(seat, k, n, d):
     return ((seat + d * k) % n + n) % n
 
 
-@njit
+@njit(_nrt=False)
 def _hand_count(hands, g, p):
     c = 0
     for t in range(N_TYPES):
@@ -209,7 +209,7 @@ def _rebuild(gs, stock, disc, disc_by, rv, g, keep_top):
     return True
 
 
-@njit
+@njit(_nrt=False)
 def _pop_stock(gs, stock, disc, disc_by, rv, g, keep_top):
     """Top stock card (rebuilding the stock first if it is empty); -1 if none can be had."""
     if gs[g, G_STOCK_N] == 0:
@@ -224,7 +224,7 @@ def _pop_stock(gs, stock, disc, disc_by, rv, g, keep_top):
 # calls
 
 
-@njit
+@njit(_nrt=False)
 def _allow_ok(gs, rv, g):
     """Can the caller's extra stock cards be supplied (A51: rebuild from the pile minus the called card)?"""
     need = rv[R_CALL_PENALTY_CARDS]
@@ -236,14 +236,14 @@ def _allow_ok(gs, rv, g):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def _deny_ok(gs, ps, rv, g):
     if rv[R_DENY_REQUIRES_NOT_OPENED] == 1 and ps[g, gs[g, G_ACTIVE], PS_LAID] == 1:
         return False
     return True
 
 
-@njit
+@njit(_nrt=False)
 def _caller_ok(gs, ps, disc_by, rv, g, seat):
     """May ``seat`` call the top discard in this turn's call window?"""
     if rv[R_CALLS_ENABLED] == 0 or rv[R_CALLS_PER_TURN] < 1:
@@ -266,7 +266,7 @@ def _caller_ok(gs, ps, disc_by, rv, g, seat):
     return True
 
 
-@njit
+@njit(_nrt=False)
 def _next_caller(gs, ps, disc_by, rv, g, offset):
     """First eligible caller at play-order offset >= ``offset`` from the active player, else -1."""
     n = gs[g, G_NP]
@@ -290,7 +290,7 @@ def _clear_plans(plan_n, g):
         plan_n[g, k, 1] = 0
 
 
-@njit
+@njit(_nrt=False)
 def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
     gs[g, G_ACTIVE] = seat
     gs[g, G_TAKEN] = -1
@@ -476,7 +476,7 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out):
     return nm
 
 
-@njit
+@njit(_nrt=False)
 def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     gs[g, G_PHASE] = PH_PLAY
     gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
@@ -625,7 +625,7 @@ def _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, 
     _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, False)
 
 
-@njit
+@njit(_nrt=False)
 def _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g):
     gs[g, G_TURN] += 1
     if gs[g, G_TURN] >= rv[R_MAX_TURNS_PER_HAND]:
@@ -640,7 +640,7 @@ def _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, h
 # table melds: where a card fits
 
 
-@njit
+@njit(_nrt=False)
 def _pos_ok(q, lo, hi, rv):
     """Error code for extending run [lo, hi] to position q (0 = fine)."""
     if q < 1 or q > 14:
@@ -658,7 +658,7 @@ def _pos_ok(q, lo, hi, rv):
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def _growth_ends(hi, rv):
     """(high end open, low end open) under run_growth_rule (A12: an ace on top, natural or joker,
     closes the high end and opens the low end)."""
@@ -667,7 +667,7 @@ def _growth_ends(hi, rv):
     return True, True
 
 
-@njit
+@njit(_nrt=False)
 def _run_fit(minfo, mcards, rv, g, m, t):
     """Position (1..14) where card type ``t`` would go on run ``m``, or minus an error code."""
     s = minfo[g, m, MI_KEY]
@@ -725,7 +725,7 @@ def _run_fit(minfo, mcards, rv, g, m, t):
     return -err
 
 
-@njit
+@njit(_nrt=False)
 def _set_fit(minfo, mas, rv, g, m, t):
     """Slot where card type ``t`` would go on set ``m``, or minus an error code."""
     n = minfo[g, m, MI_LEN]
@@ -800,7 +800,7 @@ def _move_target(minfo, mcards, rv, g, m, p):
 # legality
 
 
-@njit
+@njit(_nrt=False)
 def _discard_err(gs, hands, rv, g, p, t):
     if hands[g, p, t] <= 0:
         return E_NO_CARD
@@ -811,7 +811,7 @@ def _discard_err(gs, hands, rv, g, p, t):
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def _has_discard(gs, hands, rv, g, p):
     for t in range(N_TYPES):
         if hands[g, p, t] > 0 and _discard_err(gs, hands, rv, g, p, t) == 0:
@@ -819,7 +819,7 @@ def _has_discard(gs, hands, rv, g, p):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def _fit_err(minfo, mcards, mas, rv, g, m, t):
     """0 if card type ``t`` can be laid off onto table meld ``m`` now (fit, growth rule and the
     per-turn lay-off limits of runs, A21/V2), else the ``E_*`` code."""
@@ -840,12 +840,12 @@ def _fit_err(minfo, mcards, mas, rv, g, m, t):
     return -q if q < 0 else 0
 
 
-@njit
+@njit(_nrt=False)
 def _may_layoff(ps, rv, g, p):
     return ps[g, p, PS_LAID] == 1 or rv[R_LAYOFF_REQUIRES_OPENED] == 0
 
 
-@njit
+@njit(_nrt=False)
 def _draw_mode(gs, ps, rv, g, p):
     """discard_draw_* mode that applies to seat ``p`` now: 0 any, 1 if_used_in_opening,
     2 if_used_in_meld_now, 3 never (first_turn_free_upcard: the first turn of a hand is free)."""
@@ -1386,7 +1386,7 @@ def _pending(gs, g):
     return gs[g, G_OWED]
 
 
-@njit
+@njit(_nrt=False)
 def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
     """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure."""
@@ -1738,7 +1738,7 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
     _clear_plans(plan_n, g)
 
 
-@njit
+@njit(_nrt=False)
 def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a):
     """Apply action ``a`` to game ``g``.  Returns 0, or an ``E_*`` code (state unchanged)."""
     err = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,

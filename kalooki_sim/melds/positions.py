@@ -9,13 +9,13 @@ from __future__ import annotations
 from ..jit import njit
 
 
-@njit
+@njit(_nrt=False)
 def pos_type(s, q):
     """Card type at run position q (1..14) of suit s."""
     return s * 13 + (0 if (q == 1 or q == 14) else q - 1)
 
 
-@njit
+@njit(_nrt=False)
 def fewest_missing_in_runs(hand, n_suits_wanted, w, lo_min, hi_max):
     """Sum over the ``n_suits_wanted`` best suits of the fewest naturals missing from any run of
     ``w`` positions in ``lo_min..hi_max`` (``hand``: counts by card type).

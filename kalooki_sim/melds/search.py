@@ -76,7 +76,7 @@ B_VAL = 2
 B_NODES = 3
 
 
-@njit
+@njit(_nrt=False)
 def _natural_pos(r, pi, prm):
     """Run position of a natural of rank index r in pass pi (0, 1), or -1: an ace is tried low
     (pass 0) and high (pass 1) where the variant allows; other ranks have one position."""
@@ -95,7 +95,7 @@ def make_params(rv, round_idx):
     return prm
 
 
-@njit
+@njit(_nrt=False)
 def fill_params(rv, round_idx, prm):
     contract = rv[R_OPENING_MODE] == 0
     prm[P_CONTRACT] = 1 if contract else 0
@@ -130,7 +130,7 @@ def fill_params(rv, round_idx, prm):
     prm[P_MAXJVAL] = mx
 
 
-@njit
+@njit(_nrt=False)
 def _natural_value(rv, t):
     """Largest opening value a natural can have (an ace may be low or high)."""
     r = t % 13
@@ -141,12 +141,12 @@ def _natural_value(rv, t):
     return rv[R_MELD_VALUE + r + 1]
 
 
-@njit
+@njit(_nrt=False)
 def _set_rank_value(rv, r):
     return rv[R_MELD_VALUE + (14 if r == 0 else r + 1)]
 
 
-@njit
+@njit(_nrt=False)
 def _usable_jokers(jk):
     """Most jokers that split into all-joker sets of 3 or 4."""
     if jk < 3:
@@ -156,7 +156,7 @@ def _usable_jokers(jk):
     return jk
 
 
-@njit
+@njit(_nrt=False)
 def _joker_absorbable(stack, depth, prm):
     """Could a spare joker join a meld on the stack (a set below its maximum, a run end)?"""
     for i in range(depth):
@@ -179,7 +179,7 @@ def _joker_absorbable(stack, depth, prm):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
     if jk > 0 and prm[P_SET_MAX] >= 0 and prm[P_JSET] == 0 and _joker_absorbable(stack, depth, prm):
         return   # a spare joker fits a meld: that richer lay-down is searched in another branch
@@ -235,7 +235,7 @@ def _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
         best[B_N] = n
 
 
-@njit
+@njit(_nrt=False)
 def _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
     """Cheap necessary conditions for the contract to still be reachable from this node."""
     sets_needed = prm[P_T] - nsets
@@ -273,7 +273,7 @@ def _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
     """Is it worth putting a joker in a run where the hand holds the natural ``u``?
 
@@ -300,7 +300,7 @@ def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
     return set_ok or run_ok
 
 
-@njit
+@njit(_nrt=False)
 def _popcount16(x):
     x = x - ((x >> 1) & 0x5555)
     x = (x & 0x3333) + ((x >> 2) & 0x3333)
@@ -308,7 +308,7 @@ def _popcount16(x):
     return (x + (x >> 8)) & 0x1F
 
 
-@njit
+@njit(_nrt=False)
 def _avail_mask(t, s, p, pool, prm):
     """Bit q set when run position q of suit s can hold an undecided natural (p holds t itself)."""
     mask = 1 << p
@@ -322,7 +322,7 @@ def _avail_mask(t, s, p, pool, prm):
     return mask
 
 
-@njit
+@njit(_nrt=False)
 def _run_slots(t, s, p, lo, hi, pool, slots):
     """Mark which positions of [lo, hi] can take an undecided natural (slots[q] = 1) and list
     them in slots[16:]; return (forced jokers, number of optional naturals)."""
@@ -344,7 +344,7 @@ def _run_slots(t, s, p, lo, hi, pool, slots):
     return forced, m
 
 
-@njit
+@njit(_nrt=False)
 def _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk, nsets, rmask, prm, suit_total):
     """Joker positions of the run for this borrowing choice, or -1 if it is illegal or useless."""
     jmask = 0
@@ -366,14 +366,14 @@ def _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk, nsets, rmask, pr
     return jmask
 
 
-@njit
+@njit(_nrt=False)
 def _move_run(pool, s, lo, hi, jmask, sign):
     for q in range(lo, hi + 1):
         if ((jmask >> q) & 1) == 0:
             pool[pos_type(s, q)] += sign
 
 
-@njit
+@njit(_nrt=False)
 def _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask):
     """How many more copies of rank r each suit can add to a set holding one copy of t.
 
@@ -398,7 +398,7 @@ def _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask):
     return n_combo
 
 
-@njit
+@njit(_nrt=False)
 def _absorbable(t, stack, depth, prm):
     """Could one copy of natural t be added to a meld on the stack, keeping it legal?"""
     s = t // 13
@@ -432,7 +432,7 @@ def _absorbable(t, stack, depth, prm):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
          stack, best_stack, best, prm, rv, pen, natval, scratch):
     """``kmin``: melds holding another copy of t are taken in non-decreasing key order, so two
@@ -616,7 +616,7 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def _contract_joker_bound(hand, prm):
     """Fewest jokers any lay-down meeting the contract needs (a large number if none can).
 
@@ -644,7 +644,7 @@ def _contract_joker_bound(hand, prm):
     return need
 
 
-@njit
+@njit(_nrt=False)
 def _meldable(hand, t, prm):
     """Can natural t (in this hand) sit in any meld at all?  Cards that cannot are simply left in
     hand and kept out of the search, which also tightens its upper bound."""
@@ -689,7 +689,7 @@ def _meldable(hand, t, prm):
 # Contracts with one run per suit, one set per rank and sets of any size (Caribbean): runs first,
 # then the sets in closed form.
 
-@njit
+@njit(_nrt=False)
 def _sets_leaf_01(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv, pen,
                   T, buf):
     """``_sets_leaf`` when a set needs at most one joker (Caribbean: 3 cards, 2 naturals): take the
@@ -750,7 +750,7 @@ def _sets_leaf_01(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack,
           best, prm, rv)
 
 
-@njit
+@njit(_nrt=False)
 def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv, pen,
                dp, pick):
     """Best choice of the contract's remaining sets from what the runs left, exactly.
@@ -846,7 +846,7 @@ def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, be
           rv)
 
 
-@njit
+@njit(_nrt=False)
 def _top_rank_penalty(hand, pen, T, min_nat):
     """Sum of the T largest per-rank penalties among ranks held at least ``min_nat`` times."""
     total = 0
@@ -871,7 +871,7 @@ def _top_rank_penalty(hand, pen, T, min_nat):
     return total
 
 
-@njit
+@njit(_nrt=False)
 def _set_could_use(u, pool, prm):
     """Could natural u still go into one of the contract's sets (enough of its rank held)?"""
     if prm[P_T] == 0:
@@ -880,7 +880,7 @@ def _set_could_use(u, pool, prm):
     return pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r] >= prm[P_SET_MIN_NAT]
 
 
-@njit
+@njit(_nrt=False)
 def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, best, prm, rv, pen,
                 scratch, dp, pick):
     """Choose the contract's runs suit by suit (or no run in suit s), then the sets exactly."""
@@ -1021,7 +1021,7 @@ def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
     return best_lay_down_ws(hand, rv, round_idx, best_stack, best, new_workspace())
 
 
-@njit
+@njit(_nrt=False)
 def best_lay_down_ws(hand, rv, round_idx, best_stack, best, ws):
     """``best_lay_down_counts`` with caller-owned scratch memory ``ws`` (int64[WS_LEN]): no
     allocation per call, which matters when the engine asks once per turn."""

@@ -1,0 +1,96 @@
+"""Shortcuts of the compiled greedy agent (agents/compiled.py) against the definitions they stand for.
+
+* ``_sf_prepare``/``_sf_changed`` (one-card change of the hand, one suit rescanned) must equal
+  ``contract_shortfall`` of the changed hand, for every contract rule set and round;
+* ``_tack_may_fit`` may only rule out lay-offs that ``core._fit_err`` rejects (checked on the
+  tables of real games of every preset).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kalooki_sim import load_rules
+from kalooki_sim.agents.base import GREEDY, RANDOM
+from kalooki_sim.agents.compiled import (
+    _SFW_BASE, _SFW_LEN, _closer_with, _sf_changed, _shortfall_with, _sf_prepare, _tack_may_fit, choose_action, contract_shortfall,
+)
+from kalooki_sim.engine import core
+from kalooki_sim.engine import layout as L
+from kalooki_sim.engine.state import State
+from kalooki_sim.rng import rng_key
+from kalooki_sim.rulevec import (
+    R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_RUN_MIN_SIZE, R_SET_MIN_SIZE,
+)
+
+PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american"]
+
+
+KNOBS = [{}, {R_ACE_HIGH: 0}, {R_ACE_LOW: 0}, {R_RUN_MIN_SIZE: 3}, {R_RUN_MIN_SIZE: 5, R_SET_MIN_SIZE: 4},
+         {R_SET_MIN_SIZE: 2, R_ACE_HIGH: 0, R_ACE_LOW: 1}]
+
+
+@pytest.mark.parametrize("knobs", KNOBS)
+def test_incremental_shortfall_matches_full(knobs):
+    rv = np.array(load_rules("caribbean").to_vector(), dtype=np.int64)
+    assert rv[R_OPENING_MODE] == 0
+    for i, v in knobs.items():
+        rv[i] = v
+    rng = np.random.default_rng(3)
+    hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
+    sfw = np.zeros(_SFW_LEN, dtype=np.int64)
+    for rnd in range(rv[R_N_ROUNDS]):
+        for _ in range(60):
+            n = int(rng.integers(1, 20))
+            hands[:] = 0
+            for t in rng.integers(0, L.N_TYPES, size=n):
+                if hands[0, 1, t] < 2:
+                    hands[0, 1, t] += 1
+            before = hands.copy()
+            assert _sf_prepare(hands, rv, 0, 1, rnd, sfw)
+            assert sfw[_SFW_BASE] == contract_shortfall(hands, rv, 0, 1, rnd)
+            for t in range(L.N_TYPES):
+                for delta in (1, -1):
+                    if delta == -1 and hands[0, 1, t] == 0:
+                        continue
+                    if delta == 1:
+                        assert _closer_with(hands, rv, 0, 1, rnd, t) == (
+                            _shortfall_with(hands, rv, 0, 1, rnd, t, 1) < contract_shortfall(hands, rv, 0, 1, rnd))
+                    got = _sf_changed(hands, rv, 0, 1, rnd, t, delta, sfw)
+                    hands[0, 1, t] += delta
+                    want = contract_shortfall(hands, rv, 0, 1, rnd)
+                    hands[0, 1, t] -= delta
+                    assert got == want, (rnd, t, delta)
+            assert np.array_equal(hands, before)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_tack_prefilter_never_rules_out_a_fit(preset):
+    rv = np.ascontiguousarray(load_rules(preset).to_vector(), dtype=np.int64)
+    st = State.empty(1)
+    A = st.arrays()
+    gs, minfo = A[0], A[6]
+    mcards, mas = A[7], A[8]
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    params = np.zeros(1)
+    checked = 0
+    for game in range(6):
+        core.start_game(*A, rv, 0, 4, -1, 5, game, 1)
+        keys = np.array([rng_key(5, game, core.STREAM_POLICY_BASE + p) for p in range(4)], dtype=np.uint64)
+        ctrs = np.zeros(4, dtype=np.int64)
+        pol = [GREEDY, GREEDY, GREEDY, RANDOM]
+        for _ in range(3000):
+            if gs[0, L.G_TERMINAL]:
+                break
+            if gs[0, L.G_PHASE] == L.PH_PLAY:
+                for m in range(gs[0, L.G_N_MELDS]):
+                    for t in range(L.N_TYPES):
+                        if not _tack_may_fit(minfo, 0, m, t):
+                            assert core._fit_err(minfo, mcards, mas, rv, 0, m, t) != 0, (m, t)
+                            checked += 1
+            seat = gs[0, L.G_TO_ACT]
+            k = core.legal_mask(*A, rv, 0, mask)
+            a = choose_action(pol[seat], params, *A, rv, 0, seat, mask, k, keys[seat], ctrs[seat:seat + 1])
+            assert core.step(*A, rv, 0, a) == 0
+    assert checked > 0
