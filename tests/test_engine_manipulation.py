@@ -267,3 +267,27 @@ def test_greedy_takes_from_a_4_card_set_for_a_new_run():
     assert greedy_choice(g) == "take 6H from 1"
     g.apply("take 6H from 1")
     assert greedy_choice(g) == "lay down [6H 7H 8H]"
+
+
+@pytest.mark.parametrize("name", ("k40", "na15"))
+def test_greedy_take_prefilter_never_hides_a_meld(name):
+    """``_could_meld`` (cheap) must be true whenever the exact search melds the taken card."""
+    from kalooki_sim.agents.manipulation import _could_meld
+    from kalooki_sim.engine.core import _hand_plan_places
+
+    r = R(name)
+    rv = r.to_vector()
+    st = State.empty(1)
+    st.ps[0, 0, L.PS_LAID] = 1
+    rng = np.random.default_rng(5)
+    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
+    hits = 0
+    for _ in range(3000):
+        cards = rng.choice(deck, size=8, replace=False)
+        st.hands[0, 0] = np.bincount(cards, minlength=L.N_TYPES)
+        c = int(rng.integers(52))
+        exact = _hand_plan_places(st.hands, st.ps, rv, st.gs, 0, 0, c, -1, c)
+        hits += exact
+        if exact:
+            assert _could_meld(st.hands, rv, 0, 0, c), (cards, c)
+    assert hits > 100
