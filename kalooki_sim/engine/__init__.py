@@ -1,5 +1,5 @@
-"""Compiled Kalooki engine (Caribbean, RULES.md §2.1, and the Kalooki 40 family §2.2-§2.6 without
-table manipulation M1-M5, see ``game.not_offered``) and its readable Python layer.
+"""Compiled Kalooki engine (Caribbean, RULES.md §2.1, and the Kalooki 40 family §2.2-§2.6 with
+table manipulation, the American upcard swap and A43 openings) and its readable Python layer.
 
 * ``core`` — numba kernels on plain arrays: ``start_game``, ``legal_mask``, ``check_action``,
   ``step``, ``match_winners``, ``check_invariants``, ``random_playout``.

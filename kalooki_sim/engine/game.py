@@ -54,42 +54,19 @@ from . import layout as L
 from .errors import IllegalActionError
 from .state import State
 
-__all__ = ["Game", "check_supported", "not_offered", "action_text", "parse_action"]
+__all__ = ["Game", "check_supported", "action_text", "parse_action"]
 
 
 # ------------------------------------------------------------------------------------------------
 # rules this engine implements
 
 
-# Rule features the engine does not offer yet.  A preset that has them on still plays: the moves
-# are simply never offered (they are optional for the player), and ``not_offered(rules)`` names
-# them so that reports and the CLI can say so.  Knobs whose values would change what is *forced*
-# (not just what is optional) are refused by ``check_supported`` instead.
-TABLE_MANIPULATION_OFFERED = True        # M1-M5 (shift, end take, split, set substitution, 4-set take)
-UPCARD_SWAP_OFFERED = True               # AMER dealer_may_swap_upcard
-OPENING_LAYOFFS_COUNTED = True           # NA15 opening_counts_layoffs = "with_new_meld" (A43)
-
-
-def not_offered(rules: Rules) -> list[str]:
-    """Optional moves the rules allow but the engine does not offer yet (empty = complete)."""
-    out = []
-    if rules.table_manipulation and not TABLE_MANIPULATION_OFFERED:
-        out.append("table manipulation M1-M5 (table_manipulation = true): never offered; M6 joker swaps are")
-    if rules.dealer_may_swap_upcard and not UPCARD_SWAP_OFFERED:
-        out.append("dealer's upcard swap (dealer_may_swap_upcard): the dealer never swaps")
-    if rules.opening_counts_layoffs != "never" and not OPENING_LAYOFFS_COUNTED:
-        out.append("lay-offs counting toward the opening (opening_counts_layoffs): the opening needs "
-                   "new melds worth the minimum on their own")
-    return out
-
-
 def check_supported(rules: Rules) -> None:
     """Raise ``NotImplementedError`` for knob values the engine core does not implement.
 
-    Every preset (Caribbean and the Kalooki 40 family) is accepted.  Optional moves that are not
-    offered yet (``not_offered``: table manipulation M1-M5, the American upcard swap, NA15 lay-offs
-    counting toward the opening) do not refuse a preset.  Refused are knob values that no preset
-    uses and that would change what is forced or how a move works.
+    Every preset (Caribbean and the Kalooki 40 family) and every house variation is accepted.
+    Refused are knob values that no preset uses and that would change what is forced or how a move
+    works.
     """
     problems = []
     if rules.set_joker_swap == "both_missing_suits":
