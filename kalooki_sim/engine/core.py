@@ -419,8 +419,13 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     for t in range(N_TYPES):
         hand[t] = hands[g, p, t]
     nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0])
-    if nm < 0:
-        return
+    if nm >= 0:
+        _offer_plan(plan, plan_n, g, nm)
+
+
+@njit
+def _offer_plan(plan, plan_n, g, nm):
+    """Plan 0 holds ``nm`` meld records: offer it (its melds and the cards it places)."""
     placed = 0
     for i in range(nm):
         placed += _rec_cards(plan, g, 0, i)
@@ -441,11 +446,7 @@ def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
             hand[t] = hands[g, p, t]
         nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, plan[g, 0])
         if nm >= 0:
-            placed = 0
-            for i in range(nm):
-                placed += _rec_cards(plan, g, 0, i)
-            plan_n[g, 0, 0] = nm
-            plan_n[g, 0, 1] = placed
+            _offer_plan(plan, plan_n, g, nm)
 
 
 @njit
