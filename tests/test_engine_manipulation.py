@@ -290,3 +290,8 @@ def test_greedy_take_prefilter_never_hides_a_meld(name):
         if exact:
             assert _could_meld(st.hands, rv, 0, 0, c), (cards, c)
     assert hits > 100
+
+
+def test_position_text_names_runs_and_sets():
+    g = G("8D 2C 9S", "P2 [6D 7D 8D 9D 10D], P2 [6S 6H 6D]")
+    assert "1: P2 run [6D 7D 8D 9D 10D]" in str(g) and "2: P2 set [6S 6H 6D]" in str(g)

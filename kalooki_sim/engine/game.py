@@ -573,8 +573,10 @@ class Game:
             lines.append(f"P{p + 1}: {cards} | {', '.join(flags)}")
         if self.table:
             lines.append("table:")
+            # Caribbean players say "four" and "three"; the Kalooki 40 family says run and set
+            run, group = ("four", "three") if self.rules.opening_mode == "contract" else ("run", "set")
             for m, (owner, toks) in enumerate(self.table):
-                kind = "four" if st.minfo[0, m, L.MI_KIND] == L.MK_RUN else "three"
+                kind = run if st.minfo[0, m, L.MI_KIND] == L.MK_RUN else group
                 lines.append(f"  {m + 1}: {_seat_text(owner)} {kind} [{' '.join(toks)}]")
         pile = self.discard_pile
         if pile:
