@@ -57,7 +57,7 @@ from kalooki_sim.rulevec import (
 from .base import GREEDY, RANDOM
 from .manipulation import greedy_manipulation
 
-__all__ = ["choose_action", "random_action", "greedy_action", "card_usefulness"]
+__all__ = ["seat_action", "choose_action", "random_action", "greedy_action", "card_usefulness"]
 
 
 @njit
@@ -99,20 +99,7 @@ def contract_shortfall(hands, rv, g, p, round_idx):
     if F > 0:
         total += fewest_missing_in_runs(hands[g, p], F, w, lo_min, hi_max)
     if T > 0:
-        # cards missing per rank (set_min_size - naturals held), the T smallest, by counting
-        smin = rv[R_SET_MIN_SIZE]
-        left = T
-        for need in range(smin + 1):
-            if left == 0:
-                break
-            k = 0
-            for r in range(13):
-                c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
-                if max(smin - c, 0) == need:
-                    k += 1
-            take = min(k, left)
-            total += take * need
-            left -= take
+        total += _sets_need_sum(hands, g, p, rv[R_SET_MIN_SIZE], T, -1, 0)
     return total
 
 
@@ -698,3 +685,24 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
         return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                              plan_n, hscore, hwin, rv, g, seat, known, key, ctr)
     return -1
+
+
+@njit
+def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                hscore, hwin, rv, g, seat, known, mask, key, ctr):
+    """What the compiled policy of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
+
+    The closed loops' one way to ask a policy: greedy checks only the actions it considers through
+    the ``known`` cache (``core.step`` re-validates its choice); other policies get the full legal
+    mask (written into ``mask``) and a choice outside it counts as none."""
+    if policy_id == GREEDY:
+        known.fill(-1)
+        return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                             hscore, hwin, rv, g, seat, known, key, ctr)
+    k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                   rv, g, mask)
+    a = choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                      plan_n, hscore, hwin, rv, g, seat, mask, k, key, ctr)
+    if a >= 0 and a < N_ACTIONS and not mask[a]:
+        return -1
+    return a

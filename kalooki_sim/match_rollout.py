@@ -32,10 +32,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .agents.base import GREEDY, params_matrix, policy_id
-from .agents.compiled import choose_action, greedy_action
+from .agents.base import params_matrix, policy_id
+from .agents.compiled import seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, check_invariants, deal_hand, hand_penalty_of, legal_mask, start_game, step,
+    STREAM_POLICY_BASE, check_invariants, deal_hand, hand_penalty_of, start_game, step,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_KALOOKI, EV_WENT_OUT, G_CALLER, G_DEALER, G_HANDS_DONE,
@@ -192,19 +192,9 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
                 break
             seat = gs[b, G_TO_ACT]
             p = act[seat]
-            if seat_pol[p] == GREEDY:
-                known.fill(-1)
-                a = greedy_action(params[p], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
-                                  plan, plan_n, hscore, hwin, rv, b, seat, known, keys[p],
-                                  ctrs[p:p + 1])
-            else:
-                k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                               hscore, hwin, rv, b, mask)
-                a = choose_action(seat_pol[p], params[p], gs, ps, hands, stock, disc, disc_by,
-                                  minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b, seat, mask, k,
-                                  keys[p], ctrs[p:p + 1])
-                if a >= 0 and a < N_ACTIONS and not mask[a]:
-                    a = -1
+            a = seat_action(seat_pol[p], params[p], gs, ps, hands, stock, disc, disc_by, minfo, mcards,
+                            mas, plan, plan_n, hscore, hwin, rv, b, seat, known, mask, keys[p],
+                            ctrs[p:p + 1])
             if a < 0 or a >= N_ACTIONS:
                 err = ERR_ILLEGAL
                 break

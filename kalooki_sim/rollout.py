@@ -1,9 +1,8 @@
 """Closed-loop simulation: whole hands or matches played by compiled policies (DESIGN.md §5).
 
 One ``prange`` kernel plays every game of a chunk to the end, asking the compiled policy of the seat
-that must act (``gs[g, G_TO_ACT]``) and applying its choice with ``core.step``.  Greedy seats check
-only the actions they consider (``agents.compiled.greedy_action``; ``step`` re-validates); other
-policies get the full legal mask (``core.legal_mask`` + ``agents.compiled.choose_action``).  Every game is
+that must act (``gs[g, G_TO_ACT]``, through ``agents.compiled.seat_action``) and applying its
+choice with ``core.step``.  Every game is
 a pure function of (rules, seat policies, params, seed, game id): the deal comes from the engine's
 streams and each seat's policy randomness from stream ``core.STREAM_POLICY_BASE + seat`` of
 (seed, game id), so results are identical for any thread count, batch size or ``first_game_id``
@@ -18,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .agents.base import GREEDY, params_matrix, policy_id
-from .agents.compiled import choose_action, greedy_action
+from .agents.base import params_matrix, policy_id
+from .agents.compiled import seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, check_invariants, deal_hand, legal_mask, match_winners, start_game, step,
+    STREAM_POLICY_BASE, check_invariants, deal_hand, match_winners, start_game, step,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_DEALER, G_HAND_NO, G_HANDS_DONE,
@@ -86,20 +85,9 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
             err = 0
             break
         seat = gs[b, G_TO_ACT]
-        if seat_pol[seat] == GREEDY:
-            # greedy checks only the actions it considers; step() re-validates its choice
-            known.fill(-1)
-            a = greedy_action(params[seat], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
-                              plan, plan_n, hscore, hwin, rv, b, seat, known, keys[seat],
-                              ctrs[seat:seat + 1])
-        else:
-            k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                           hscore, hwin, rv, b, mask)
-            a = choose_action(seat_pol[seat], params[seat], gs, ps, hands, stock, disc, disc_by,
-                              minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b, seat, mask, k,
-                              keys[seat], ctrs[seat:seat + 1])
-            if a >= 0 and a < N_ACTIONS and not mask[a]:
-                a = -1
+        a = seat_action(seat_pol[seat], params[seat], gs, ps, hands, stock, disc, disc_by, minfo, mcards,
+                        mas, plan, plan_n, hscore, hwin, rv, b, seat, known, mask, keys[seat],
+                        ctrs[seat:seat + 1])
         if a < 0 or a >= N_ACTIONS:
             err = ERR_ILLEGAL
             break

@@ -876,6 +876,17 @@ def _discard_usable(gs, ps, hands, minfo, mcards, mas, rv, g, p, t, mode):
     return False
 
 
+@njit(_nrt=False)
+def _swap_joker_out(hands, minfo, mcards, mas, g, p, m, slot, nat):
+    """M6: natural ``nat`` from seat ``p``'s hand takes the joker's place at ``slot`` of meld
+    ``m``; the joker goes to the hand."""
+    mcards[g, m, slot] = nat
+    mas[g, m, slot] = nat
+    minfo[g, m, MI_NJ] -= 1
+    hands[g, p, nat] -= 1
+    hands[g, p, JOKER] += 1
+
+
 @njit
 def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot, nat):
     """After the natural ``nat`` replaces the joker at ``slot`` of meld ``m``, could the freed
@@ -883,11 +894,7 @@ def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot,
     swap temporarily and undoes it."""
     old_c = mcards[g, m, slot]
     old_a = mas[g, m, slot]
-    mcards[g, m, slot] = nat
-    mas[g, m, slot] = nat
-    minfo[g, m, MI_NJ] -= 1
-    hands[g, p, nat] -= 1
-    hands[g, p, JOKER] += 1
+    _swap_joker_out(hands, minfo, mcards, mas, g, p, m, slot, nat)
     ok = False
     if _may_layoff(ps, rv, g, p):
         for m2 in range(gs[g, G_N_MELDS]):
@@ -902,6 +909,29 @@ def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot,
     mcards[g, m, slot] = old_c
     mas[g, m, slot] = old_a
     return ok
+
+
+MELD_W = NMI + 2 * L_MAX      # one table meld saved by _save_meld
+
+
+@njit(_nrt=False)
+def _save_meld(minfo, mcards, mas, g, m, buf, o):
+    """Copy table meld ``m`` into ``buf[o:o + MELD_W]`` (moves are tried on the state and undone)."""
+    for j in range(NMI):
+        buf[o + j] = minfo[g, m, j]
+    for j in range(L_MAX):
+        buf[o + NMI + j] = mcards[g, m, j]
+        buf[o + NMI + L_MAX + j] = mas[g, m, j]
+
+
+@njit(_nrt=False)
+def _load_meld(minfo, mcards, mas, g, m, buf, o):
+    """Restore table meld ``m`` saved by ``_save_meld``."""
+    for j in range(NMI):
+        minfo[g, m, j] = buf[o + j]
+    for j in range(L_MAX):
+        mcards[g, m, j] = buf[o + NMI + j]
+        mas[g, m, j] = buf[o + NMI + L_MAX + j]
 
 
 @njit
@@ -948,16 +978,11 @@ def _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p):
     nm = gs[g, G_N_MELDS]
     if nm == 0:
         return 0
-    W = NMI + 2 * L_MAX
-    buf = np.empty(nm * W + N_TYPES, dtype=np.int64)
+    buf = np.empty(nm * MELD_W + N_TYPES, dtype=np.int64)
     for m in range(nm):
-        for j in range(NMI):
-            buf[m * W + j] = minfo[g, m, j]
-        for j in range(L_MAX):
-            buf[m * W + NMI + j] = mcards[g, m, j]
-            buf[m * W + NMI + L_MAX + j] = mas[g, m, j]
+        _save_meld(minfo, mcards, mas, g, m, buf, m * MELD_W)
     for t in range(N_TYPES):
-        buf[nm * W + t] = hands[g, p, t]
+        buf[nm * MELD_W + t] = hands[g, p, t]
     total = 0
     found = True
     while found:
@@ -972,13 +997,9 @@ def _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p):
                     found = True
                     break
     for m in range(nm):
-        for j in range(NMI):
-            minfo[g, m, j] = buf[m * W + j]
-        for j in range(L_MAX):
-            mcards[g, m, j] = buf[m * W + NMI + j]
-            mas[g, m, j] = buf[m * W + NMI + L_MAX + j]
+        _load_meld(minfo, mcards, mas, g, m, buf, m * MELD_W)
     for t in range(N_TYPES):
-        hands[g, p, t] = buf[nm * W + t]
+        hands[g, p, t] = buf[nm * MELD_W + t]
     return total
 
 
@@ -986,22 +1007,13 @@ def _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p):
 def _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t):
     """While an A43 opening is incomplete: does laying ``t`` off onto ``m`` keep the missing
     points reachable (by the greedy sequence from there)?  Tries it and undoes it."""
-    W = NMI + 2 * L_MAX
-    buf = np.empty(W, dtype=np.int64)
-    for j in range(NMI):
-        buf[j] = minfo[g, m, j]
-    for j in range(L_MAX):
-        buf[NMI + j] = mcards[g, m, j]
-        buf[NMI + L_MAX + j] = mas[g, m, j]
+    buf = np.empty(MELD_W, dtype=np.int64)
+    _save_meld(minfo, mcards, mas, g, m, buf, 0)
     v = _apply_tack(minfo, mcards, mas, rv, g, m, t)
     hands[g, p, t] -= 1
     ok = v + _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p) >= gs[g, G_OPEN_DEBT]
     hands[g, p, t] += 1
-    for j in range(NMI):
-        minfo[g, m, j] = buf[j]
-    for j in range(L_MAX):
-        mcards[g, m, j] = buf[NMI + j]
-        mas[g, m, j] = buf[NMI + L_MAX + j]
+    _load_meld(minfo, mcards, mas, g, m, buf, 0)
     return ok
 
 
@@ -1342,17 +1354,11 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a):
         m = (a - A_SETTAKE) // 4
     nm = gs[g, G_N_MELDS]
     m2 = nm if nm < M_MAX else m                         # the row a split fills
-    W = NMI + 2 * L_MAX
-    buf = np.empty(2 * W + N_TYPES, dtype=np.int64)
-    for k, mm in enumerate((m, m2)):
-        o = k * W
-        for j in range(NMI):
-            buf[o + j] = minfo[g, mm, j]
-        for j in range(L_MAX):
-            buf[o + NMI + j] = mcards[g, mm, j]
-            buf[o + NMI + L_MAX + j] = mas[g, mm, j]
+    buf = np.empty(2 * MELD_W + N_TYPES, dtype=np.int64)
+    _save_meld(minfo, mcards, mas, g, m, buf, 0)
+    _save_meld(minfo, mcards, mas, g, m2, buf, MELD_W)
     for t in range(N_TYPES):
-        buf[2 * W + t] = hands[g, p, t]
+        buf[2 * MELD_W + t] = hands[g, p, t]
     c = _manip_apply(gs, hands, minfo, mcards, mas, g, p, a)
     err = 0
     if meld_value_of(minfo, mcards, mas, rv, g, m) < 0:
@@ -1363,16 +1369,10 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a):
         if not _owed_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, c):
             err = E_NOT_USABLE
     gs[g, G_N_MELDS] = nm
-    for k in range(1, -1, -1):
-        mm = m if k == 0 else m2
-        o = k * W
-        for j in range(NMI):
-            minfo[g, mm, j] = buf[o + j]
-        for j in range(L_MAX):
-            mcards[g, mm, j] = buf[o + NMI + j]
-            mas[g, mm, j] = buf[o + NMI + L_MAX + j]
+    _load_meld(minfo, mcards, mas, g, m2, buf, MELD_W)
+    _load_meld(minfo, mcards, mas, g, m, buf, 0)
     for t in range(N_TYPES):
-        hands[g, p, t] = buf[2 * W + t]
+        hands[g, p, t] = buf[2 * MELD_W + t]
     return err
 
 
@@ -1825,13 +1825,20 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
     elif a == A_END_TURN:
         _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
     else:
-        owed = gs[g, G_OWED]
-        if owed >= 0:                        # does this action place the card owed to the table?
-            if a < A_DISCARD:
-                if _plan_count(plan[g, a - A_LAY], plan_n[g, a - A_LAY, 0], owed) > 0:
-                    gs[g, G_OWED] = -1
-            elif _placed_type(gs, minfo, g, a) == owed:
+        if a < A_DISCARD:
+            owed = gs[g, G_OWED]
+            if owed >= 0 and _plan_count(plan[g, a - A_LAY], plan_n[g, a - A_LAY, 0], owed) > 0:
                 gs[g, G_OWED] = -1
+        else:
+            # one card type moves from the hand to the table: what it settles, settled here
+            placed = _placed_type(gs, minfo, g, a)
+            if placed >= 0:
+                if placed == gs[g, G_OWED]:
+                    gs[g, G_OWED] = -1
+                if placed == gs[g, G_TAKEN]:
+                    gs[g, G_TAKEN] = -1
+                if placed == JOKER and gs[g, G_FREED] > 0:
+                    gs[g, G_FREED] -= 1
         if a < A_DISCARD:
             k = a - A_LAY
             nj = _plan_count(plan[g, k], plan_n[g, k, 0], JOKER)
@@ -1860,45 +1867,24 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             if gs[g, G_OPEN_DEBT] > 0:
                 gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
             hands[g, act, t] -= 1
-            if t == gs[g, G_TAKEN]:
-                gs[g, G_TAKEN] = -1
-            if t == JOKER and gs[g, G_FREED] > 0:
-                gs[g, G_FREED] -= 1
         elif a >= A_SHIFT:                               # table manipulation M1-M5
-            placed = _placed_type(gs, minfo, g, a)
             c = _manip_apply(gs, hands, minfo, mcards, mas, g, act, a)
             gs[g, G_MANIPS] += 1
-            if placed >= 0 and placed == gs[g, G_TAKEN]:
-                gs[g, G_TAKEN] = -1
-            if placed == JOKER and gs[g, G_FREED] > 0:
-                gs[g, G_FREED] -= 1
             if c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_OWED] = c
         elif a >= A_SETSWAP:
             m = (a - A_SETSWAP) // 4
             nat = ((a - A_SETSWAP) % 4) * 13 + minfo[g, m, MI_KEY]
-            slot = _set_swap_slot(minfo, mcards, mas, g, m, nat)
-            mcards[g, m, slot] = nat
-            mas[g, m, slot] = nat
-            minfo[g, m, MI_NJ] -= 1
-            hands[g, act, nat] -= 1
-            hands[g, act, JOKER] += 1
+            _swap_joker_out(hands, minfo, mcards, mas, g, act, m,
+                            _set_swap_slot(minfo, mcards, mas, g, m, nat), nat)
             if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_FREED] += 1
-            if nat == gs[g, G_TAKEN]:
-                gs[g, G_TAKEN] = -1
         elif rv[R_JOKER_SWAP] == 2:
             m = (a - A_MOVE) // 15
             q = (a - A_MOVE) % 15
-            nat = pos_type(minfo[g, m, MI_KEY], q)
-            mcards[g, m, q] = nat
-            minfo[g, m, MI_NJ] -= 1
-            hands[g, act, nat] -= 1
-            hands[g, act, JOKER] += 1
+            _swap_joker_out(hands, minfo, mcards, mas, g, act, m, q, pos_type(minfo[g, m, MI_KEY], q))
             if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_FREED] += 1
-            if nat == gs[g, G_TAKEN]:
-                gs[g, G_TAKEN] = -1
         else:
             m = (a - A_MOVE) // 15
             q = (a - A_MOVE) % 15
@@ -1913,8 +1899,6 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             if dest > minfo[g, m, MI_HI]:
                 minfo[g, m, MI_HI] = dest
             minfo[g, m, MI_LEN] += 1
-            if nat == gs[g, G_TAKEN]:
-                gs[g, G_TAKEN] = -1
         if _hand_count(hands, g, act) == 0:              # went out (A3)
             _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
                          rv, g, act, EV_WENT_OUT)
