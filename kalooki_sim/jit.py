@@ -8,6 +8,7 @@ numba's cache only checks the timestamp of the file a kernel is defined in, not 
 calls, so after an edit to the engine a cached rollout kernel would silently run the old engine.
 Unless ``NUMBA_CACHE_DIR`` is set, the cache therefore lives in a folder named after a hash of all
 of the project's sources: any edit anywhere gives a fresh cache (one recompile), never a stale one.
+Processes that fill the cache at the same time are made safe by ``jit_cache``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 from pathlib import Path
 
 import numba
+
+from . import jit_cache
 
 __all__ = ["njit", "pnjit", "cache_dir"]
 
@@ -39,6 +42,8 @@ def cache_dir() -> str:
     """Where compiled kernels are cached (``NUMBA_CACHE_DIR`` wins when set)."""
     return numba.config.CACHE_DIR
 
+
+jit_cache.install()
 
 if not os.environ.get("NUMBA_CACHE_DIR"):
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kalooki-sim" / "numba"
