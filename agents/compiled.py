@@ -57,7 +57,8 @@ from kalooki_sim.rulevec import (
 from .base import GREEDY, RANDOM
 from .manipulation import greedy_manipulation
 
-__all__ = ["seat_action", "choose_action", "random_action", "greedy_action", "card_usefulness"]
+__all__ = ["seat_action", "choose_action", "random_action", "greedy_action", "card_usefulness",
+           "KNOWN_LEN", "forget_known"]
 
 
 @njit
@@ -332,24 +333,41 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
     return u
 
 
+# A seat's decision memory: the legality cache (an entry per action, then the generation), then the
+# greedy discard's scratch, so that no decision allocates.
+_KNOWN_GEN = N_ACTIONS
+_KNOWN_SCRATCH = N_ACTIONS + 1
+KNOWN_LEN = _KNOWN_SCRATCH + _SFW_LEN + JOKER
+
+
+@njit(_nrt=False)
+def forget_known(known):
+    """Start a new decision: every answer cached in ``known`` becomes unknown.
+
+    ``known`` (int64[KNOWN_LEN], zeros when created) holds ``2 * generation + legal`` per action and
+    the current generation after them, so forgetting is one increment instead of clearing
+    ``N_ACTIONS`` entries at every decision (a measurable share of a greedy hand)."""
+    known[_KNOWN_GEN] += 1
+
+
 @njit(_nrt=False)
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
     k = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                           hscore, hwin, rv, g, a) == 0 else 0
-    known[a] = k
+    known[a] = 2 * known[_KNOWN_GEN] + k
     return k
 
 
 @njit(inline="always")
 def _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
         rv, g):
-    """Is action ``a`` legal?  Asks ``core.check_action`` once and remembers the answer."""
+    """Is action ``a`` legal?  Asks ``core.check_action`` once per decision and remembers it."""
     k = known[a]
-    if k < 0:
-        k = _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                   hscore, hwin, rv, g)
-    return k == 1
+    if (k >> 1) != known[_KNOWN_GEN]:
+        return _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                      hscore, hwin, rv, g) == 1
+    return (k & 1) == 1
 
 
 @njit(_nrt=False)
@@ -466,12 +484,12 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
     return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
 
 
-@njit
-def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw):
+@njit(_nrt=False)
+def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     """The natural greedy discards if it is legal: the best held one by the measure of
     ``greedy_action`` (legal or not; -1 if none held).  When it is legal it is also the best legal
-    one, so ``greedy_action`` only falls back to checking every card when it is not."""
-    sfw = np.empty(_SFW_LEN + JOKER, dtype=np.int64)
+    one, so ``greedy_action`` only falls back to checking every card when it is not.  ``sfw``:
+    scratch, int64[_SFW_LEN + JOKER]."""
     fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
     # the measure is (shortfall, usefulness, -penalty), first card on ties: the shortfall of every
     # card first, then usefulness only for the cards with the least shortfall
@@ -510,9 +528,8 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                   hscore, hwin, rv, g, seat, known, key, ctr):
     """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
 
-    ``known`` (int8[N_ACTIONS]) caches legality: -1 = not checked yet, 0 = illegal, 1 = legal.  The
-    closed loop passes it all -1, so greedy only checks the few actions it considers instead of
-    building the whole legal mask at every decision."""
+    ``known`` (``forget_known``) caches legality, so greedy only checks the few actions it
+    considers instead of building the whole legal mask at every decision."""
     eps = _param(params, 0, 0.0)
     if eps > 0.0:
         u = rng_uniform(key, ctr[0])
@@ -621,7 +638,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             if a >= 0:
                 return a
         laid = ps[g, seat, PS_LAID] == 1
-        best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw)
+        best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, known[_KNOWN_SCRATCH:])
         if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
                              mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + best
@@ -679,26 +696,33 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
     if policy_id == RANDOM:
         return random_action(mask, n_legal, key, ctr)
     if policy_id == GREEDY:
-        known = np.empty(N_ACTIONS, dtype=np.int8)
+        known = np.zeros(KNOWN_LEN, dtype=np.int64)
+        known[_KNOWN_GEN] = 1
         for a in range(N_ACTIONS):
-            known[a] = 1 if mask[a] else 0
+            known[a] = 3 if mask[a] else 2
         return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                              plan_n, hscore, hwin, rv, g, seat, known, key, ctr)
     return -1
 
 
-@njit
+@njit(_nrt=False)
 def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                 hscore, hwin, rv, g, seat, known, mask, key, ctr):
     """What the compiled policy of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
 
-    The closed loops' one way to ask a policy: greedy checks only the actions it considers through
-    the ``known`` cache (``core.step`` re-validates its choice); other policies get the full legal
-    mask (written into ``mask``) and a choice outside it counts as none."""
+    The closed loops' one way to ask a policy.  An action it returns has been checked legal in this
+    very state, so callers apply it with ``core.apply_action`` instead of checking it again: greedy
+    checks only the actions it considers (``known`` caches the answers, and its choice is among
+    them or checked last); other policies get the full legal mask (written into ``mask``) and a
+    choice outside it counts as none."""
     if policy_id == GREEDY:
-        known.fill(-1)
-        return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                             hscore, hwin, rv, g, seat, known, key, ctr)
+        forget_known(known)
+        a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                          hscore, hwin, rv, g, seat, known, key, ctr)
+        if a < 0 or a >= N_ACTIONS or not _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo,
+                                               mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return -1
+        return a
     k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                    rv, g, mask)
     a = choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,

@@ -33,9 +33,9 @@ import numpy as np
 from numba import prange
 
 from .agents.base import params_matrix, policy_id
-from .agents.compiled import seat_action
+from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, check_invariants, deal_hand, hand_penalty_of, start_game, step,
+    STREAM_POLICY_BASE, apply_action, check_invariants, deal_hand, hand_penalty_of, start_game, step,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_KALOOKI, EV_WENT_OUT, G_CALLER, G_DEALER, G_HANDS_DONE,
@@ -135,7 +135,7 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
     laid_turn = np.full(P_MAX, -1, dtype=np.int64)
     calls = np.zeros(P_MAX, dtype=np.int64)
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    known = np.empty(N_ACTIONS, dtype=np.int8)
+    known = np.zeros(KNOWN_LEN, dtype=np.int64)
     count_denied = rv[R_COUNT_DENIED_CALLS] == 1
     rot = 1 if rv[R_DEALER_ROTATION] == 0 else -1
     kal_mult = rv[R_KALOOKI_PENALTY_MULTIPLIER]
@@ -201,8 +201,13 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
             turn = gs[b, G_TURN]
             caller = gs[b, G_CALLER]
             v0 = gs[b, G_TOTAL_VOIDS]
-            e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                     hwin, rv, b, a)
+            # seat_action returns checked actions only; check=True checks them once more
+            if check:
+                e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                         rv, b, a)
+            else:
+                e = apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                 hscore, hwin, rv, b, a)
             if e != 0:
                 err = 2000 + e
                 break

@@ -4,8 +4,7 @@ The closed loop (``rollout.simulate``) only reports results per hand.  To *look*
 an agent, explain a strange score, give a person a game to follow — we need every decision.
 ``record_games`` plays the same games again in Python, one ``core.step`` at a time, with exactly
 the compiled decisions of ``rollout._play_game`` (same start of game, same per-seat rng keys and
-counters, greedy seats through ``greedy_action`` with a lazily filled ``known`` array, other seats
-through ``legal_mask`` + ``choose_action``), and writes JSON lines (``docs/replay-format.md``).
+counters, the same ``agents.compiled.seat_action``), and writes JSON lines (``docs/replay-format.md``).
 
 Records must never drift from the simulator: after each game the recorder compares its per-hand
 results (penalties, winner, end, turns, reshuffles, voids, dealer; totals and match shares in
@@ -28,8 +27,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .agents.base import GREEDY, params_matrix, policy_id, policy_name
-from .agents.compiled import choose_action, greedy_action
+from .agents.base import params_matrix, policy_id, policy_name
+from .agents.compiled import KNOWN_LEN, seat_action
 from .cards import parse_card, type_text
 from .engine import core
 from .engine import layout as L
@@ -284,20 +283,13 @@ def _record_one(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, 
     ctrs = np.zeros(L.P_MAX, dtype=np.int64)
     for p in range(n_players):
         keys[p] = np.uint64(rng_key(seed, game_id, core.STREAM_POLICY_BASE + p))
-    known = np.empty(L.N_ACTIONS, dtype=np.int8)
+    known = np.zeros(KNOWN_LEN, dtype=np.int64)
     for _ in range(max_steps):
         if t.terminal:
             break
         seat = t.gs(L.G_TO_ACT)
-        if pol[seat] == GREEDY:
-            known.fill(-1)
-            a = int(greedy_action(pm[seat], *A, rv, 0, seat, known, keys[seat], ctrs[seat:seat + 1]))
-        else:
-            k = core.legal_mask(*A, rv, 0, mask)
-            a = int(choose_action(pol[seat], pm[seat], *A, rv, 0, seat, mask, k, keys[seat],
-                                  ctrs[seat:seat + 1]))
-            if 0 <= a < L.N_ACTIONS and not mask[a]:
-                a = -1
+        a = int(seat_action(pol[seat], pm[seat], *A, rv, 0, seat, known, mask, keys[seat],
+                            ctrs[seat:seat + 1]))
         if not 0 <= a < L.N_ACTIONS or core.check_action(*A, rv, 0, a) != 0:
             raise RuntimeError(f"game {game_id}: {_seat(seat)} ({policy_name(int(pol[seat]))}) chose "
                                f"illegal action {a}")

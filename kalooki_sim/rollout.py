@@ -18,9 +18,9 @@ import numpy as np
 from numba import prange
 
 from .agents.base import params_matrix, policy_id
-from .agents.compiled import seat_action
+from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, check_invariants, deal_hand, match_winners, start_game, step,
+    STREAM_POLICY_BASE, apply_action, check_invariants, deal_hand, match_winners, start_game, step,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_DEALER, G_HAND_NO, G_HANDS_DONE,
@@ -79,7 +79,7 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     hidx = 0
     err = ERR_MAX_STEPS
     count_denied = rv[R_COUNT_DENIED_CALLS] == 1
-    known = np.empty(N_ACTIONS, dtype=np.int8)
+    known = np.zeros(KNOWN_LEN, dtype=np.int64)
     for it in range(max_steps):
         if gs[b, G_TERMINAL] != 0:
             err = 0
@@ -96,8 +96,13 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
         hd = gs[b, G_HANDS_DONE]
         hno = gs[b, G_HAND_NO]
         dealer = gs[b, G_DEALER]
-        e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                 rv, b, a)
+        # seat_action returns checked actions only; check=True checks them once more
+        if check:
+            e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                     rv, b, a)
+        else:
+            e = apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                             hscore, hwin, rv, b, a)
         if e != 0:
             err = 2000 + e
             break

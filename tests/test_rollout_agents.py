@@ -142,6 +142,19 @@ def test_agents_legal_with_invariants(n_players, seats, n_games):
     assert len(out["seat"]) == n_games * n_players
 
 
+@pytest.mark.parametrize("preset", ["caribbean", "k40", "na15"])
+def test_unchecked_apply_plays_the_same_games_as_checked_step(preset):
+    """The closed loop applies ``seat_action``'s choices with ``core.apply_action`` (no second
+    legality check); ``check=True`` runs every choice through ``core.step`` instead, which would
+    stop on an unchecked illegal action.  Both must play the very same games."""
+    r = load_rules(preset)
+    params = np.array([[0.1, 1.0, 1.0, 0.5]] * 4)        # some exploration: odd actions too
+    checked = simulate(r, 4, GGRR, params, 120, 21, check=True)
+    fast = simulate(r, 4, GGRR, params, 120, 21)
+    for k in checked:
+        np.testing.assert_array_equal(fast[k], checked[k], err_msg=k)
+
+
 def test_greedy_epsilon_params_legal():
     params = np.array([[0.3, 2.0, 2.0, 0.25]] * 4)
     out = simulate(rules(), 4, [GREEDY] * 4, params, 36, 4, check=True)

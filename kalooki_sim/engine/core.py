@@ -1746,6 +1746,16 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                        hwin, rv, g, a)
     if err != 0:
         return err
+    return apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                        hwin, rv, g, a)
+
+
+@njit(_nrt=False)
+def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                 rv, g, a):
+    """``step`` without its legality check, for callers that already asked ``check_action`` about
+    this very state (the closed loops, whose ``seat_action`` returns only checked actions): the
+    check is a sizeable share of a hand.  An unchecked illegal action corrupts the state."""
     gs[g, G_STEPS] += 1
     gs[g, G_LAST_EVENT] = EV_NONE
     act = gs[g, G_ACTIVE]
