@@ -28,7 +28,7 @@ from kalooki_sim.rulevec import R_RUN_MIN_SIZE, R_SET_MIN_SIZE, R_TABLE_MANIPULA
 __all__ = ["greedy_manipulation"]
 
 
-@njit
+@njit(_nrt=False)
 def _could_meld(hands, rv, g, p, c):
     """Necessary condition for natural ``c`` to go into a new meld with cards of seat ``p``'s hand:
     enough same-rank naturals of other suits (a set) or same-suit naturals near it (a run), jokers
@@ -53,7 +53,7 @@ def _could_meld(hands, rv, g, p, c):
     return near + j >= w
 
 
-@njit
+@njit(_nrt=False)
 def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
                         hwin, rv, g, seat):
     """A legal manipulation that sheds cards (module docstring), or -1."""
@@ -70,13 +70,21 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                     hscore, hwin, rv, g, a) == 0:
                         return a
+            lo = minfo[g, m, MI_LO]
+            hi = minfo[g, m, MI_HI]
             for side in range(2):
+                # the natural that extends the far end must be in hand (the cheap part of the check)
+                q_add = hi + 1 if side == 0 else lo - 1
+                if q_add < 1 or q_add > 14 or hands[g, seat, pos_type(s, q_add)] == 0:
+                    continue
                 a = A_SHIFT + m * 4 + side * 2                 # a natural, never a joker
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:
                     return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 3:
             for j in range(16):
+                if hands[g, seat, ((j // 4) % 4) * 13 + minfo[g, m, MI_KEY]] == 0:
+                    continue                                   # the substitute is not in hand
                 a = A_SETSUB + m * 16 + j
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:

@@ -139,6 +139,18 @@ def _hand_count(hands, g, p):
     return c
 
 
+@njit(_nrt=False)
+def _holds_more_than(hands, g, p, k):
+    """``_hand_count(..) > k``, stopping as soon as it is known (legality checks ask for k = 0, 1
+    on every action, and hands are rarely that small)."""
+    c = 0
+    for t in range(N_TYPES):
+        c += hands[g, p, t]
+        if c > k:
+            return True
+    return False
+
+
 @njit
 def hand_penalty_of(hands, rv, g, p):
     """Penalty of the cards player ``p`` holds (rules penalty table)."""
@@ -1438,10 +1450,10 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     if ph != PH_PLAY:
         return E_WRONG_PHASE
     p = act
-    ncards = _hand_count(hands, g, p)
-    if ncards == 0:
+    if not _holds_more_than(hands, g, p, 0):
         return E_HAND_EMPTY
     last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
+    last_card = last_card_needs_discard and not _holds_more_than(hands, g, p, 1)
     # a restricted discard draw or a freed joker must be placed before anything else happens
     if gs[g, G_OPEN_DEBT] > 0:                           # A43: only lay-offs until the opening is complete
         if a < A_TACK or a >= A_MOVE:
@@ -1476,7 +1488,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_NO_PLAN
         if gs[g, G_N_MELDS] + plan_n[g, k, 0] > M_MAX:
             return E_TABLE_FULL
-        if last_card_needs_discard and plan_n[g, k, 1] >= ncards:
+        if last_card_needs_discard and plan_n[g, k, 1] >= _hand_count(hands, g, p):
             return E_MUST_DISCARD
         return 0
     if a < A_TACK:                                       # discard
@@ -1490,7 +1502,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_NO_CARD
         if m >= gs[g, G_N_MELDS]:
             return E_NO_MELD
-        if last_card_needs_discard and ncards == 1:
+        if last_card:
             return E_MUST_DISCARD
         return _fit_err(minfo, mcards, mas, rv, g, m, t)
     if a >= A_SHIFT:                                     # table manipulation M1-M5
@@ -1547,7 +1559,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, q, nat):
                 return E_NOT_USABLE
         return 0
-    if last_card_needs_discard and ncards == 1:
+    if last_card:
         return E_MUST_DISCARD
     dest = _move_target(minfo, mcards, rv, g, m, q)
     return -dest if dest < 0 else 0
