@@ -16,41 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.engine.core import _hand_plan_places, check_action
+from kalooki_sim.engine.core import _hand_plan_places, check_action, could_join_new_meld
 from kalooki_sim.engine.layout import (
     A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN,
     MI_LO, MK_RUN, MK_SET, PS_LAID,
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.rulevec import R_RUN_MIN_SIZE, R_SET_MIN_SIZE, R_TABLE_MANIPULATION
+from kalooki_sim.rulevec import R_TABLE_MANIPULATION
 
 __all__ = ["greedy_manipulation"]
-
-
-@njit(_nrt=False)
-def _could_meld(hands, rv, g, p, c):
-    """Necessary condition for natural ``c`` to go into a new meld with cards of seat ``p``'s hand:
-    enough same-rank naturals of other suits (a set) or same-suit naturals near it (a run), jokers
-    counting for either.  Skips the exact search for hopeless takes."""
-    j = np.int64(hands[g, p, JOKER])
-    s = c // 13
-    r = c % 13
-    same_rank = 0
-    for s2 in range(4):
-        if s2 != s and hands[g, p, s2 * 13 + r] > 0:
-            same_rank += 1
-    if same_rank + j >= rv[R_SET_MIN_SIZE] - 1:
-        return True
-    w = rv[R_RUN_MIN_SIZE] - 1
-    near = 0
-    for q0 in (r + 1, 14):                    # run positions of c (an ace also sits at 14)
-        if q0 == 14 and r != 0:
-            continue
-        for q in range(max(1, q0 - w), min(14, q0 + w) + 1):
-            if q != q0 and hands[g, p, pos_type(s, q)] > 0:
-                near += 1
-    return near + j >= w
 
 
 @njit(_nrt=False)
@@ -95,7 +70,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
             for side in range(2):
                 a = A_TAKE_END + m * 2 + side
                 c = np.int64(mcards[g, m, minfo[g, m, MI_HI] if side == 0 else minfo[g, m, MI_LO]])
-                if c == JOKER or not _could_meld(hands, rv, g, seat, c):
+                if c == JOKER or not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:
@@ -105,7 +80,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
             for s in range(4):
                 a = A_SETTAKE + m * 4 + s
                 c = s * 13 + minfo[g, m, MI_KEY]
-                if not _could_meld(hands, rv, g, seat, c):
+                if not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:

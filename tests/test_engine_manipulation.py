@@ -268,27 +268,40 @@ def test_greedy_takes_from_a_4_card_set_for_a_new_run():
     assert greedy_choice(g) == "lay down [6H 7H 8H]"
 
 
-@pytest.mark.parametrize("name", ("k40", "na15"))
-def test_greedy_take_prefilter_never_hides_a_meld(name):
-    """``_could_meld`` (cheap) must be true whenever the exact search melds the taken card."""
-    from kalooki_sim.agents.manipulation import _could_meld
-    from kalooki_sim.engine.core import _hand_plan_places
+@pytest.mark.parametrize("name,kw", [("k40", {}), ("na15", {}), ("american", {}), ("k40+v4", {}),
+                                     ("k40", {"set_allow_duplicate_suit": True})])
+def test_meld_prefilter_never_hides_a_meld(name, kw):
+    """``core.could_join_new_meld`` (cheap, skips the search in restricted-draw, owed-card and take
+    checks) must be true whenever the exact best lay-down places the card: the card added to the
+    hand (``held`` = 0) or already in it (``held`` = 1), before and after the opening."""
+    from kalooki_sim.engine.core import _plan_count, _search_plan, could_join_new_meld
 
-    r = R(name)
+    r = R(name, **kw)
     rv = r.to_vector()
-    st = State.empty(1)
-    st.ps[0, 0, L.PS_LAID] = 1
+    n_rounds = len(r.contracts) if r.opening_mode == "contract" else 1
+    hands = np.zeros((1, L.P_MAX, L.N_TYPES), dtype=np.int8)
+    out = np.zeros((L.PLAN_MELDS, L.PLAN_REC), dtype=np.int64)
     rng = np.random.default_rng(5)
     deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
     hits = 0
-    for _ in range(3000):
-        cards = rng.choice(deck, size=8, replace=False)
-        st.hands[0, 0] = np.bincount(cards, minlength=L.N_TYPES)
-        c = int(rng.integers(52))
-        exact = _hand_plan_places(st.hands, st.ps, rv, st.gs, 0, 0, c, -1, c)
+    for i in range(4000):
+        size = int(rng.integers(6, 14))
+        cards = rng.choice(deck, size=size, replace=False)
+        c = int(cards[0]) if cards[0] != L.JOKER else int(rng.integers(52))
+        held = int(rng.integers(2))                  # 1: c is one of the cards, 0: c comes on top
+        hand = np.bincount(cards if held else cards[1:], minlength=L.N_TYPES).astype(np.int64)
+        if held and hand[c] == 0:
+            continue
+        hands[0, 0] = hand
+        full = hand.copy()
+        if not held:
+            full[c] += 1
+        laid = bool(i % 2) if r.new_melds_after_opening else False
+        nm = _search_plan(full, laid, rv, i % n_rounds, out)
+        exact = nm >= 0 and _plan_count(out, nm, c) > 0
         hits += exact
         if exact:
-            assert _could_meld(st.hands, rv, 0, 0, c), (cards, c)
+            assert could_join_new_meld(hands, rv, 0, 0, c, held), (sorted(cards.tolist()), c, held, laid)
     assert hits > 100
 
 
