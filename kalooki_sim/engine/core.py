@@ -1882,6 +1882,10 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     elif a == A_END_TURN:
         _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
     else:
+        # an opened player with no new melds who gains no card: a sub-hand has no melds either, so
+        # there is nothing to recompute (not so before the opening: V1's kalooki may appear)
+        no_plan = ps[g, act, PS_LAID] == 1 and plan_n[g, 0, 0] < 0 and gs[g, G_PLAN_DEBT] == 0
+        gained = False
         if a < A_DISCARD:
             owed = gs[g, G_OWED]
             if owed >= 0 and _plan_count(plan[g, a - A_LAY], plan_n[g, a - A_LAY, 0], owed) > 0:
@@ -1927,9 +1931,11 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         elif a >= A_SHIFT:                               # table manipulation M1-M5
             c = _manip_apply(gs, hands, minfo, mcards, mas, g, act, a)
             gs[g, G_MANIPS] += 1
+            gained = c >= 0
             if c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_OWED] = c
         elif a >= A_SETSWAP:
+            gained = True
             m = (a - A_SETSWAP) // 4
             nat = ((a - A_SETSWAP) % 4) * 13 + minfo[g, m, MI_KEY]
             _swap_joker_out(hands, minfo, mcards, mas, g, act, m,
@@ -1937,6 +1943,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_FREED] += 1
         elif rv[R_JOKER_SWAP] == 2:
+            gained = True
             m = (a - A_MOVE) // 15
             q = (a - A_MOVE) % 15
             _swap_joker_out(hands, minfo, mcards, mas, g, act, m, q, pos_type(minfo[g, m, MI_KEY], q))
@@ -1959,7 +1966,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         if _hand_count(hands, g, act) == 0:              # went out (A3)
             _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
                          rv, g, act, EV_WENT_OUT)
-        elif rv[R_NEW_MELDS_AFTER_OPENING] == 1:
+        elif rv[R_NEW_MELDS_AFTER_OPENING] == 1 and (gained or not no_plan):
             compute_plans(gs, ps, hands, plan, plan_n, rv, g)   # the hand changed: new plans
     return 0
 
