@@ -711,7 +711,7 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
     """What the compiled policy of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
 
     The closed loops' one way to ask a policy.  An action it returns has been checked legal in this
-    very state, so callers apply it with ``core.apply_action`` instead of checking it again: greedy
+    very state, so callers apply it with ``core.apply_chosen`` instead of checking it again: greedy
     checks only the actions it considers (``known`` caches the answers, and its choice is among
     them or checked last); other policies get the full legal mask (written into ``mask``) and a
     choice outside it counts as none."""

@@ -35,7 +35,7 @@ from numba import prange
 from .agents.base import params_matrix, policy_id
 from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, apply_action, check_invariants, deal_hand, hand_penalty_of, start_game, step,
+    STREAM_POLICY_BASE, apply_chosen, check_invariants, deal_hand, hand_penalty_of, start_game,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_KALOOKI, EV_WENT_OUT, G_CALLER, G_DEALER, G_HANDS_DONE,
@@ -66,7 +66,7 @@ ERR_ILLEGAL = 2                  # a policy returned an action outside the legal
 ERR_WINNER = 3                   # internal: the hand's winner could not be identified
 ERR_SCORE = 4                    # internal: reconstructed penalties differ from the engine's hscore
 ERR_SHEET = 5                    # internal: settle_hand refused the winner (not in the game)
-# 1000 + INV_* : invariant failure (check=True); 2000 + E_* : step rejected the action
+# 1000 + INV_* : invariant failure (check=True); 2000 + E_* : step rejected the action (check=True)
 
 # per (hand, real player) outputs out_seat[b, h, p, *]
 (_S_IN, _S_SEAT, _S_PEN, _S_VALUE, _S_CARDS, _S_JOKERS, _S_WON, _S_LAID, _S_LAID_TURN, _S_CALLS,
@@ -201,13 +201,8 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
             turn = gs[b, G_TURN]
             caller = gs[b, G_CALLER]
             v0 = gs[b, G_TOTAL_VOIDS]
-            # seat_action returns checked actions only; check=True checks them once more
-            if check:
-                e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                         rv, b, a)
-            else:
-                e = apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                 hscore, hwin, rv, b, a)
+            e = apply_chosen(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                             hscore, hwin, rv, b, a, check)
             if e != 0:
                 err = 2000 + e
                 break

@@ -2,7 +2,7 @@
 
 One ``prange`` kernel plays every game of a chunk to the end, asking the compiled policy of the seat
 that must act (``gs[g, G_TO_ACT]``, through ``agents.compiled.seat_action``) and applying its
-choice with ``core.step``.  Every game is
+already-checked choice with ``core.apply_chosen``.  Every game is
 a pure function of (rules, seat policies, params, seed, game id): the deal comes from the engine's
 streams and each seat's policy randomness from stream ``core.STREAM_POLICY_BASE + seat`` of
 (seed, game id), so results are identical for any thread count, batch size or ``first_game_id``
@@ -20,7 +20,7 @@ from numba import prange
 from .agents.base import params_matrix, policy_id
 from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, apply_action, check_invariants, deal_hand, match_winners, start_game, step,
+    STREAM_POLICY_BASE, apply_chosen, check_invariants, deal_hand, match_winners, start_game,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_DEALER, G_HAND_NO, G_HANDS_DONE,
@@ -43,7 +43,7 @@ _NH = 8
 
 ERR_MAX_STEPS = 1          # max_steps reached before the game ended
 ERR_ILLEGAL = 2            # a policy returned an action outside the legal mask
-# 1000 + INV_* : invariant failure (check=True); 2000 + E_* : step rejected the action
+# 1000 + INV_* : invariant failure (check=True); 2000 + E_* : step rejected the action (check=True)
 
 HAND_COLUMNS = ("game_id", "hand_no", "round", "seat", "policy_id", "dealer", "penalty", "won",
                 "win_share", "laid_down", "laid_down_turn", "calls_used", "turns", "reshuffles",
@@ -96,13 +96,8 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
         hd = gs[b, G_HANDS_DONE]
         hno = gs[b, G_HAND_NO]
         dealer = gs[b, G_DEALER]
-        # seat_action returns checked actions only; check=True checks them once more
-        if check:
-            e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                     rv, b, a)
-        else:
-            e = apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                             hscore, hwin, rv, b, a)
+        e = apply_chosen(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                         hwin, rv, b, a, check)
         if e != 0:
             err = 2000 + e
             break

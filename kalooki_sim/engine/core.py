@@ -1797,6 +1797,19 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                         hwin, rv, g, a)
 
 
+@njit
+def apply_chosen(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                 rv, g, a, recheck):
+    """Apply an action a policy chose through ``seat_action`` (checked legal in this very state):
+    ``apply_action``, or ``step`` when ``recheck`` (the closed loops' ``check=True``), which stops
+    on an illegal action instead of corrupting the state.  0 or an ``E_*`` code."""
+    if recheck:
+        return step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                    rv, g, a)
+    return apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                        hwin, rv, g, a)
+
+
 @njit(_nrt=False)
 def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
