@@ -47,7 +47,7 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
 from kalooki_sim.jit import njit
-from kalooki_sim.melds.positions import fewest_missing_in_runs, pos_type
+from kalooki_sim.melds.positions import fewest_missing_in_runs, pos_type, suit_fewest_missing, sum_smallest4
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, R_RUN_MIN_SIZE,
@@ -100,7 +100,7 @@ def contract_shortfall(hands, rv, g, p, round_idx):
     if F > 0:
         total += fewest_missing_in_runs(hands[g, p], F, w, lo_min, hi_max)
     if T > 0:
-        total += _sets_need_sum(hands, g, p, rv[R_SET_MIN_SIZE], T, -1, 0)
+        total += _sets_need_sum(hands, g, p, rv[R_SET_MIN_SIZE], T)
     return total
 
 
@@ -129,24 +129,8 @@ _SFW_LEN = _SFW_IHI + 4
 
 
 @njit(_nrt=False)
-def _suit_best(hands, g, p, s, w, lo_min, hi_max):
-    """Fewest naturals of suit ``s`` missing from a run window (``fewest_missing_in_runs``'s per-suit
-    term, 99 if no window fits)."""
-    best = 99
-    m = 0
-    for q in range(lo_min, hi_max + 1):
-        if hands[g, p, pos_type(s, q)] == 0:
-            m += 1
-        if q - lo_min >= w and hands[g, p, pos_type(s, q - w)] == 0:
-            m -= 1
-        if q - lo_min >= w - 1 and m < best:
-            best = m
-    return best
-
-
-@njit(_nrt=False)
 def _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw):
-    """``_suit_best``, also storing in ``sfw[_SFW_ILO + s]``/``sfw[_SFW_IHI + s]`` the positions
+    """``suit_fewest_missing``, also storing in ``sfw[_SFW_ILO + s]``/``sfw[_SFW_IHI + s]`` the positions
     shared by every window that attains it (last best window's start .. first one's end)."""
     best = 99
     m = 0
@@ -167,31 +151,6 @@ def _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw):
     sfw[_SFW_ILO + s] = ilo
     sfw[_SFW_IHI + s] = ihi
     return best
-
-
-@njit(_nrt=False)
-def _sum_smallest4(a0, a1, a2, a3, k):
-    """Sum of the ``k`` (0..4) smallest of four values."""
-    if a1 < a0:
-        a0, a1 = a1, a0
-    if a3 < a2:
-        a2, a3 = a3, a2
-    if a2 < a0:
-        a0, a2 = a2, a0
-    if a3 < a1:
-        a1, a3 = a3, a1
-    if a2 < a1:
-        a1, a2 = a2, a1
-    t = 0
-    if k > 0:
-        t += a0
-    if k > 1:
-        t += a1
-    if k > 2:
-        t += a2
-    if k > 3:
-        t += a3
-    return t
 
 
 @njit(_nrt=False)
@@ -231,7 +190,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         sfw[_SFW_HIST + max(smin - c, 0)] += 1
     total = -np.int64(hands[g, p, JOKER])
     if F > 0:
-        total += _sum_smallest4(sfw[_SFW_SB], sfw[_SFW_SB + 1], sfw[_SFW_SB + 2], sfw[_SFW_SB + 3], F)
+        total += sum_smallest4(sfw[_SFW_SB], sfw[_SFW_SB + 1], sfw[_SFW_SB + 2], sfw[_SFW_SB + 3], F)
     if T > 0:
         total += _sets_part(sfw[_SFW_HIST:_SFW_HIST + smin + 1], smin, T)
     sfw[_SFW_BASE] = total
@@ -265,13 +224,13 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
                 b += 1
         else:
             hands[g, p, t] += delta
-            b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+            b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
             hands[g, p, t] -= delta
         b0 = b if s == 0 else sfw[_SFW_SB]
         b1 = b if s == 1 else sfw[_SFW_SB + 1]
         b2 = b if s == 2 else sfw[_SFW_SB + 2]
         b3 = b if s == 3 else sfw[_SFW_SB + 3]
-        total += _sum_smallest4(b0, b1, b2, b3, F)
+        total += sum_smallest4(b0, b1, b2, b3, F)
     if T > 0:
         smin = rv[R_SET_MIN_SIZE]
         hist = sfw[_SFW_HIST:_SFW_HIST + smin + 1]
@@ -407,8 +366,9 @@ def _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas
 
 
 @njit(_nrt=False)
-def _sets_need_sum(hands, g, p, smin, T, r_adj, d_adj):
-    """Set part of ``contract_shortfall`` (same counting), rank ``r_adj`` holding ``d_adj`` more."""
+def _sets_need_sum(hands, g, p, smin, T):
+    """Set part of ``contract_shortfall``: the ``T`` smallest needs ``max(smin - held, 0)`` over the
+    ranks (``_sets_part`` counts the same from a histogram)."""
     left = T
     total = 0
     for need in range(smin + 1):
@@ -417,8 +377,6 @@ def _sets_need_sum(hands, g, p, smin, T, r_adj, d_adj):
         k = 0
         for r in range(13):
             c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
-            if r == r_adj:
-                c += d_adj
             if max(smin - c, 0) == need:
                 k += 1
         take = min(k, left)
@@ -459,17 +417,17 @@ def _closer_with(hands, rv, g, p, round_idx, t):
         w = rv[R_RUN_MIN_SIZE]
         lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
         hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-        b = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+        b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
         hands[g, p, t] += 1
-        b_new = _suit_best(hands, g, p, s, w, lo_min, hi_max)
+        b_new = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
         hands[g, p, t] -= 1
         if b_new < b:
-            b0 = b if s == 0 else _suit_best(hands, g, p, 0, w, lo_min, hi_max)
-            b1 = b if s == 1 else _suit_best(hands, g, p, 1, w, lo_min, hi_max)
-            b2 = b if s == 2 else _suit_best(hands, g, p, 2, w, lo_min, hi_max)
-            b3 = b if s == 3 else _suit_best(hands, g, p, 3, w, lo_min, hi_max)
-            old = _sum_smallest4(b0, b1, b2, b3, F)
-            new = _sum_smallest4(b_new if s == 0 else b0, b_new if s == 1 else b1,
+            b0 = b if s == 0 else suit_fewest_missing(hands[g, p], 0, w, lo_min, hi_max)
+            b1 = b if s == 1 else suit_fewest_missing(hands[g, p], 1, w, lo_min, hi_max)
+            b2 = b if s == 2 else suit_fewest_missing(hands[g, p], 2, w, lo_min, hi_max)
+            b3 = b if s == 3 else suit_fewest_missing(hands[g, p], 3, w, lo_min, hi_max)
+            old = sum_smallest4(b0, b1, b2, b3, F)
+            new = sum_smallest4(b_new if s == 0 else b0, b_new if s == 1 else b1,
                                  b_new if s == 2 else b2, b_new if s == 3 else b3, F)
             return new < old
     return False
@@ -711,7 +669,7 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
     """What the compiled policy of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
 
     The closed loops' one way to ask a policy.  An action it returns has been checked legal in this
-    very state, so callers apply it with ``core.apply_chosen`` instead of checking it again: greedy
+    very state, so callers apply it with ``core.apply_action`` instead of checking it again: greedy
     checks only the actions it considers (``known`` caches the answers, and its choice is among
     them or checked last); other policies get the full legal mask (written into ``mask``) and a
     choice outside it counts as none."""

@@ -34,11 +34,9 @@ from numba import prange
 
 from .agents.base import params_matrix, policy_id
 from .agents.compiled import KNOWN_LEN, seat_action
-from .engine.core import (
-    STREAM_POLICY_BASE, apply_chosen, check_invariants, deal_hand, hand_penalty_of, start_game,
-)
+from .engine.core import STREAM_POLICY_BASE, deal_hand, hand_penalty_of, start_game
 from .engine.layout import (
-    A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_KALOOKI, EV_WENT_OUT, G_CALLER, G_DEALER, G_HANDS_DONE,
+    EV_KALOOKI, EV_WENT_OUT, G_DEALER, G_HANDS_DONE,
     G_LAID_THIS_TURN, G_LAST_EVENT, G_NP, G_TERMINAL, G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS,
     G_TURN, H_MAX, JOKER, N_ACTIONS, N_TYPES, NPS, P_MAX, PS_CALLS, PS_TOTAL,
 )
@@ -50,6 +48,7 @@ from .match import (
     final_money, settle_hand, start_match,
 )
 from .rng import rng_key
+from .rollout import apply_and_tally
 from .rulevec import (
     R_COUNT_DENIED_CALLS, R_DEALER_ROTATION, R_DOWN_AND_OUT_MULTIPLIER, R_KALOOKI_PENALTY_MULTIPLIER,
     R_MATCH_MODE,
@@ -199,25 +198,12 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
                 err = ERR_ILLEGAL
                 break
             turn = gs[b, G_TURN]
-            caller = gs[b, G_CALLER]
             v0 = gs[b, G_TOTAL_VOIDS]
-            e = apply_chosen(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                             hscore, hwin, rv, b, a, check)
+            e = apply_and_tally(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                hscore, hwin, rv, b, seat, a, check, mask, laid_turn, calls, count_denied)
             if e != 0:
-                err = 2000 + e
+                err = e
                 break
-            if check:
-                r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                     plan_n, hscore, hwin, rv, b, True, mask)
-                if r != 0:
-                    err = 1000 + r
-                    break
-            if a >= A_LAY and a < A_DISCARD:
-                laid_turn[seat] = turn
-            elif a == A_ALLOW:
-                calls[caller] += 1
-            elif a == A_DENY and count_denied:
-                calls[caller] += 1
             if gs[b, G_HANDS_DONE] > hd:
                 err = 0
                 last_seat = seat

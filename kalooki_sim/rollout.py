@@ -2,7 +2,7 @@
 
 One ``prange`` kernel plays every game of a chunk to the end, asking the compiled policy of the seat
 that must act (``gs[g, G_TO_ACT]``, through ``agents.compiled.seat_action``) and applying its
-already-checked choice with ``core.apply_chosen``.  Every game is
+already-checked choice with ``apply_and_tally``.  Every game is
 a pure function of (rules, seat policies, params, seed, game id): the deal comes from the engine's
 streams and each seat's policy randomness from stream ``core.STREAM_POLICY_BASE + seat`` of
 (seed, game id), so results are identical for any thread count, batch size or ``first_game_id``
@@ -20,7 +20,7 @@ from numba import prange
 from .agents.base import params_matrix, policy_id
 from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, apply_chosen, check_invariants, deal_hand, match_winners, start_game,
+    STREAM_POLICY_BASE, apply_action, check_invariants, deal_hand, match_winners, start_game, step,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_DEALER, G_HAND_NO, G_HANDS_DONE,
@@ -51,6 +51,39 @@ HAND_COLUMNS = ("game_id", "hand_no", "round", "seat", "policy_id", "dealer", "p
 MATCH_COLUMNS = ("game_id", "seat", "policy_id", "total", "match_win_share")
 
 _CHUNK = 4096
+
+
+@njit(inline="always")        # inlined into both loops: sharing it adds no call per step
+def apply_and_tally(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                    hwin, rv, b, seat, a, check, mask, laid_turn, calls, count_denied):
+    """One step of a closed loop: apply ``seat``'s chosen action ``a`` and keep the hand's tallies
+    per seat, the turn it laid down and the calls it was allowed (denied ones too when the rules
+    count them).  ``seat_action`` only returns actions checked legal in this very state, so they go
+    to ``core.apply_action`` unchecked; ``check`` (tests) sends them through ``core.step``, which
+    stops on an illegal one, and checks the engine invariants after it.  Returns 0,
+    ``2000 + E_*`` or ``1000 + INV_*``."""
+    turn = gs[b, G_TURN]
+    caller = gs[b, G_CALLER]
+    if check:
+        e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                 rv, b, a)
+    else:
+        e = apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                         hscore, hwin, rv, b, a)
+    if e != 0:
+        return 2000 + e
+    if check:
+        r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                             hscore, hwin, rv, b, True, mask)
+        if r != 0:
+            return 1000 + r
+    if a >= A_LAY and a < A_DISCARD:
+        laid_turn[seat] = turn
+    elif a == A_ALLOW:
+        calls[caller] += 1
+    elif a == A_DENY and count_denied:
+        calls[caller] += 1
+    return 0
 
 
 @njit
@@ -92,27 +125,14 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
             err = ERR_ILLEGAL
             break
         turn = gs[b, G_TURN]
-        caller = gs[b, G_CALLER]
         hd = gs[b, G_HANDS_DONE]
         hno = gs[b, G_HAND_NO]
         dealer = gs[b, G_DEALER]
-        e = apply_chosen(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                         hwin, rv, b, a, check)
+        e = apply_and_tally(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                            hscore, hwin, rv, b, seat, a, check, mask, laid_turn, calls, count_denied)
         if e != 0:
-            err = 2000 + e
+            err = e
             break
-        if check:
-            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                 hscore, hwin, rv, b, True, mask)
-            if r != 0:
-                err = 1000 + r
-                break
-        if a >= A_LAY and a < A_DISCARD:
-            laid_turn[seat] = turn
-        elif a == A_ALLOW:
-            calls[caller] += 1
-        elif a == A_DENY and count_denied:
-            calls[caller] += 1
         if gs[b, G_HANDS_DONE] > hd:
             if hidx < out_hand.shape[1]:
                 hs = hno if hno < H_MAX else H_MAX - 1

@@ -331,36 +331,47 @@ def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
 
 
 @njit
-def _search_plan(hand, laid, rv, round_idx, out):
-    """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]).
-
-    Not laid down: the opening (contract, or new melds worth >= opening_min_points).  Laid down:
-    any new melds (points mode with minimum 1).  Returns the number of melds, -1 if none."""
+def _best_lay_down(hand, rv, round_idx, min_points, out):
+    """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]):
+    the rules' opening when ``min_points`` < 0, else new melds worth at least ``min_points`` (1:
+    any melds at all).  Returns (number of melds or -1, their opening value)."""
     nrv = rv.shape[0]
     buf = np.empty(4 + nrv + WS_LEN, dtype=np.int64)
     best = buf[:4]
     rvx = buf[4:4 + nrv]
     ws = buf[4 + nrv:]
     rvx[:] = rv
-    if laid:
-        rvx[R_OPENING_MODE] = 1         # "points" with minimum 1: any melds at all
-        rvx[R_OPENING_MIN_POINTS] = 1
-    if best_lay_down_ws(hand, rvx, round_idx, out, best, ws) >= 0:
-        return best[1]
+    if min_points >= 0:
+        rvx[R_OPENING_MODE] = 1
+        rvx[R_OPENING_MIN_POINTS] = min_points
+    if best_lay_down_ws(hand, rvx, round_idx, out, best, ws) < 0:
+        return -1, 0
+    return best[1], best[2]
+
+
+@njit
+def _search_plan(hand, laid, rv, round_idx, out):
+    """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]).
+
+    Not laid down: the opening (contract, or new melds worth >= opening_min_points).  Laid down:
+    any new melds (points mode with minimum 1).  Returns the number of melds, -1 if none."""
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out)
+    if nm >= 0:
+        return nm
     if laid or rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 0 or rv[R_OPENING_MODE] != 1:
         return -1
     # V1: a kalooki needs no opening minimum -- offer melds of any value that leave at most the
     # final discard in hand (so the turn ends with an empty hand)
-    rvx[R_OPENING_MIN_POINTS] = 1
-    if best_lay_down_ws(hand, rvx, round_idx, out, best, ws) < 0:
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out)
+    if nm < 0:
         return -1
     held = 0
     for t in range(N_TYPES):
         held += hand[t]
     placed = 0
-    for i in range(best[1]):
+    for i in range(nm):
         placed += _rec_count(out, i)
-    return best[1] if placed >= held - 1 else -1
+    return nm if placed >= held - 1 else -1
 
 
 @njit
@@ -502,17 +513,10 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out):
     lay-offs in the same turn.  The melds are the best lay-down of any value; they are offered when
     the lay-offs the rest of the hand can make onto the table (a greedy sequence, so a lower
     bound) cover the missing points.  Sets ``G_PLAN_DEBT``; returns the number of melds or -1."""
-    nrv = rv.shape[0]
-    buf = np.empty(4 + nrv + WS_LEN, dtype=np.int64)
-    best = buf[:4]
-    rvx = buf[4:4 + nrv]
-    ws = buf[4 + nrv:]
-    rvx[:] = rv
-    rvx[R_OPENING_MIN_POINTS] = 1
-    if best_lay_down_ws(hand, rvx, gs[g, G_ROUND], out, best, ws) < 0:
+    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out)
+    if nm < 0:
         return -1
-    nm = best[1]
-    debt = rv[R_OPENING_MIN_POINTS] - best[2]
+    debt = rv[R_OPENING_MIN_POINTS] - value
     for t in range(N_TYPES):                 # lay-offs by the cards the melds leave in hand
         hands[g, p, t] -= _plan_count(out, nm, t)
     reach = _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p)
@@ -1793,19 +1797,6 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                        hwin, rv, g, a)
     if err != 0:
         return err
-    return apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                        hwin, rv, g, a)
-
-
-@njit
-def apply_chosen(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                 rv, g, a, recheck):
-    """Apply an action a policy chose through ``seat_action`` (checked legal in this very state):
-    ``apply_action``, or ``step`` when ``recheck`` (the closed loops' ``check=True``), which stops
-    on an illegal action instead of corrupting the state.  0 or an ``E_*`` code."""
-    if recheck:
-        return step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                    rv, g, a)
     return apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
                         hwin, rv, g, a)
 

@@ -16,38 +16,53 @@ def pos_type(s, q):
 
 
 @njit(_nrt=False)
+def suit_fewest_missing(hand, s, w, lo_min, hi_max):
+    """Fewest naturals of suit ``s`` missing from any run of ``w`` positions in ``lo_min..hi_max``
+    (``hand``: counts by card type; 99 if no window fits)."""
+    best = 99
+    m = 0
+    for q in range(lo_min, hi_max + 1):
+        if hand[pos_type(s, q)] == 0:
+            m += 1
+        if q - lo_min >= w and hand[pos_type(s, q - w)] == 0:
+            m -= 1
+        if q - lo_min >= w - 1 and m < best:
+            best = m
+    return best
+
+
+@njit(_nrt=False)
+def sum_smallest4(a0, a1, a2, a3, k):
+    """Sum of the ``k`` (0..4) smallest of four values."""
+    if a1 < a0:
+        a0, a1 = a1, a0
+    if a3 < a2:
+        a2, a3 = a3, a2
+    if a2 < a0:
+        a0, a2 = a2, a0
+    if a3 < a1:
+        a1, a3 = a3, a1
+    if a2 < a1:
+        a1, a2 = a2, a1
+    t = 0
+    if k > 0:
+        t += a0
+    if k > 1:
+        t += a1
+    if k > 2:
+        t += a2
+    if k > 3:
+        t += a3
+    return t
+
+
+@njit(_nrt=False)
 def fewest_missing_in_runs(hand, n_suits_wanted, w, lo_min, hi_max):
-    """Sum over the ``n_suits_wanted`` best suits of the fewest naturals missing from any run of
-    ``w`` positions in ``lo_min..hi_max`` (``hand``: counts by card type).
+    """Sum over the ``n_suits_wanted`` best suits of ``suit_fewest_missing``.
 
     Used as the run part of a lower bound on the jokers a contract needs (meld search) and of the
     greedy agent's distance to its contract."""
-    m0 = m1 = m2 = m3 = 99
-    for s in range(4):
-        best = 99
-        m = 0
-        for q in range(lo_min, hi_max + 1):
-            if hand[pos_type(s, q)] == 0:
-                m += 1
-            if q - lo_min >= w and hand[pos_type(s, q - w)] == 0:
-                m -= 1
-            if q - lo_min >= w - 1 and m < best:
-                best = m
-        if best < m0:
-            m0, m1, m2, m3 = best, m0, m1, m2
-        elif best < m1:
-            m1, m2, m3 = best, m1, m2
-        elif best < m2:
-            m2, m3 = best, m2
-        elif best < m3:
-            m3 = best
-    total = 0
-    if n_suits_wanted > 0:
-        total += m0
-    if n_suits_wanted > 1:
-        total += m1
-    if n_suits_wanted > 2:
-        total += m2
-    if n_suits_wanted > 3:
-        total += m3
-    return total
+    return sum_smallest4(suit_fewest_missing(hand, 0, w, lo_min, hi_max),
+                         suit_fewest_missing(hand, 1, w, lo_min, hi_max),
+                         suit_fewest_missing(hand, 2, w, lo_min, hi_max),
+                         suit_fewest_missing(hand, 3, w, lo_min, hi_max), n_suits_wanted)
