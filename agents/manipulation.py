@@ -74,7 +74,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     continue
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:
-                    if _hand_plan_places(hands, ps, rv, gs, g, seat, c, -1, c):
+                    if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 4:
             for s in range(4):
@@ -84,6 +84,6 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     continue
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:
-                    if _hand_plan_places(hands, ps, rv, gs, g, seat, c, -1, c):
+                    if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
     return -1

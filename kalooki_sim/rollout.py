@@ -51,6 +51,17 @@ HAND_COLUMNS = ("game_id", "hand_no", "round", "seat", "policy_id", "dealer", "p
 MATCH_COLUMNS = ("game_id", "seat", "policy_id", "total", "match_win_share")
 
 _CHUNK = 4096
+_LANES = 64        # games of a chunk are played by this many lanes, each with its own scratch
+
+
+@njit
+def _new_lane():
+    """Per-lane scratch of ``_play_game``: legal mask, per-seat policy keys and counters, per-seat
+    lay-down turns and calls, greedy's legality cache and the match winners' flags."""
+    return (np.zeros(N_ACTIONS, dtype=np.bool_), np.zeros(P_MAX, dtype=np.uint64),
+            np.zeros(P_MAX, dtype=np.int64), np.full(P_MAX, -1, dtype=np.int64),
+            np.zeros(P_MAX, dtype=np.int64), np.zeros(KNOWN_LEN, dtype=np.int64),
+            np.zeros(P_MAX, dtype=np.bool_))
 
 
 @njit(inline="always")        # inlined into both loops: sharing it adds no call per step
@@ -86,11 +97,17 @@ def apply_and_tally(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
     return 0
 
 
-@njit
+@njit(_nrt=False)
 def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                rv, b, n_players, seat_pol, params, seed, game_id, hands_mode, n_hands, max_steps, check,
-               out_seat, out_hand, out_tot, out_mwin):
-    """Play game row ``b`` to the end; returns 0 or an error code."""
+               out_seat, out_hand, out_tot, out_mwin, lane):
+    """Play game row ``b`` to the end; returns 0 or an error code.
+
+    ``lane`` (``_new_lane``) is scratch reused from game to game, so a game allocates nothing and
+    the loop runs without reference counting: the state arrays it hands to the policy and the
+    engine at every step cost no atomic increments.  Nothing in it carries over between games
+    (greedy's legality cache is invalidated by generation, see ``agents.compiled.forget_known``)."""
+    mask, keys, ctrs, laid_turn, calls, known, flags = lane
     if hands_mode:
         start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                    rv, b, n_players, -1, seed, game_id, 1)
@@ -100,19 +117,18 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     else:
         start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                    rv, b, n_players, -1, seed, game_id, n_hands)
-    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    keys = np.zeros(P_MAX, dtype=np.uint64)
-    ctrs = np.zeros(P_MAX, dtype=np.int64)
-    for p in range(n_players):
-        keys[p] = rng_key(seed, game_id, STREAM_POLICY_BASE + p)
-    laid_turn = np.full(P_MAX, -1, dtype=np.int64)
-    calls = np.zeros(P_MAX, dtype=np.int64)
+    for p in range(P_MAX):
+        keys[p] = 0
+        if p < n_players:
+            keys[p] = rng_key(seed, game_id, STREAM_POLICY_BASE + p)
+        ctrs[p] = 0
+        laid_turn[p] = -1
+        calls[p] = 0
     resh0 = gs[b, G_TOTAL_RESHUFFLES]
     voids0 = gs[b, G_TOTAL_VOIDS]
     hidx = 0
     err = ERR_MAX_STEPS
     count_denied = rv[R_COUNT_DENIED_CALLS] == 1
-    known = np.zeros(KNOWN_LEN, dtype=np.int64)
     for it in range(max_steps):
         if gs[b, G_TERMINAL] != 0:
             err = 0
@@ -162,7 +178,6 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
             for p in range(P_MAX):
                 laid_turn[p] = -1
                 calls[p] = 0
-    flags = np.zeros(P_MAX, dtype=np.bool_)
     nw = match_winners(gs, ps, hscore, hwin, rv, b, flags)
     for p in range(n_players):
         out_tot[b, p] = ps[b, p, PS_TOTAL]
@@ -174,11 +189,15 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
 def _rollout_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                     rv, n_players, seat_pol, params, seed, first_game_id, hands_mode, n_hands, max_steps,
                     check, out_seat, out_hand, out_tot, out_mwin, out_err):
-    for b in prange(gs.shape[0]):
-        out_err[b] = _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                hscore, hwin, rv, b, n_players, seat_pol, params, seed,
-                                first_game_id + b, hands_mode, n_hands, max_steps, check,
-                                out_seat, out_hand, out_tot, out_mwin)
+    n = gs.shape[0]
+    n_lanes = min(n, _LANES)
+    for ln in prange(n_lanes):
+        lane = _new_lane()
+        for b in range(ln, n, n_lanes):
+            out_err[b] = _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                    plan_n, hscore, hwin, rv, b, n_players, seat_pol, params, seed,
+                                    first_game_id + b, hands_mode, n_hands, max_steps, check,
+                                    out_seat, out_hand, out_tot, out_mwin, lane)
 
 
 def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mode="hands",

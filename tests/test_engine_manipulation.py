@@ -281,6 +281,7 @@ def test_meld_prefilter_never_hides_a_meld(name, kw):
     n_rounds = len(r.contracts) if r.opening_mode == "contract" else 1
     hands = np.zeros((1, L.P_MAX, L.N_TYPES), dtype=np.int8)
     out = np.zeros((L.PLAN_MELDS, L.PLAN_REC), dtype=np.int64)
+    work = np.zeros(L.W_LEN, dtype=np.int64)
     rng = np.random.default_rng(5)
     deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
     hits = 0
@@ -297,7 +298,7 @@ def test_meld_prefilter_never_hides_a_meld(name, kw):
         if not held:
             full[c] += 1
         laid = bool(i % 2) if r.new_melds_after_opening else False
-        nm = _search_plan(full, laid, rv, i % n_rounds, out)
+        nm = _search_plan(full, laid, rv, i % n_rounds, out, work)
         exact = nm >= 0 and _plan_count(out, nm, c) > 0
         hits += exact
         if exact:

@@ -62,7 +62,7 @@ import numpy as np
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
-from ..melds.search import WS_LEN, best_lay_down_ws
+from ..melds.search import best_lay_down_min
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -98,6 +98,8 @@ from .layout import (
     G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, G_VOIDS, H_MAX, JOKER, K_PLANS, L_MAX, M_MAX,
     MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_ACTIONS,
     N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_OVER, PH_PLAY, PLAN_MELDS, PLAN_REC, PS_CALLS,
+    PS_CERT, PS_CERT_HAND,
+    MELD_W, W_BEST, W_FLAT, W_HAND, W_LEN, W_MANIP, W_OUT, W_WS,
     PS_CALLS_BASE, PS_LAID, PS_TOTAL, A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, E_BREAKS_MELD,
     E_KIND, E_MANIP_CAP, E_NO_MANIP, E_NOT_IN_MELD, E_TAKE_JOKER, G_MANIPS, G_OWED,
     MANIP_MAX_PER_TURN, NMI, A_UPSWAP, PH_UPSWAP, E_OPENING_SHORT, G_OPEN_DEBT, G_PLAN_DEBT,
@@ -151,7 +153,7 @@ def _holds_more_than(hands, g, p, k):
     return False
 
 
-@njit
+@njit(_nrt=False)
 def hand_penalty_of(hands, rv, g, p):
     """Penalty of the cards player ``p`` holds (rules penalty table)."""
     s = 0
@@ -160,7 +162,7 @@ def hand_penalty_of(hands, rv, g, p):
     return s
 
 
-@njit
+@njit(_nrt=False)
 def _rec_count(rec, i):
     """Cards placed by meld record ``rec[i]`` (``melds.search`` record layout)."""
     kind = rec[i, 0]
@@ -171,7 +173,7 @@ def _rec_count(rec, i):
     return rec[i, 6]
 
 
-@njit
+@njit(_nrt=False)
 def _rec_cards(plan, g, k, i):
     return _rec_count(plan[g, k], i)
 
@@ -180,7 +182,7 @@ def _rec_cards(plan, g, k, i):
 # stock and discard pile
 
 
-@njit
+@njit(_nrt=False)
 def _rebuild_permitted(gs, rv, g):
     """May the stock be rebuilt now (stock_exhaustion, max_reshuffles_per_hand)?"""
     if rv[R_STOCK_EXHAUSTION] == 2:          # void_immediately
@@ -191,7 +193,7 @@ def _rebuild_permitted(gs, rv, g):
     return True
 
 
-@njit
+@njit(_nrt=False)
 def _rebuild(gs, stock, disc, disc_by, rv, g, keep_top):
     """Turn the discard pile (all but its top card if ``keep_top``) into a shuffled stock.
 
@@ -295,7 +297,7 @@ def _next_caller(gs, ps, disc_by, rv, g, offset):
 # turn and hand flow
 
 
-@njit
+@njit(_nrt=False)
 def _clear_plans(plan_n, g):
     for k in range(K_PLANS):
         plan_n[g, k, 0] = -1
@@ -330,39 +332,33 @@ def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
         gs[g, G_TO_ACT] = seat
 
 
-@njit
-def _best_lay_down(hand, rv, round_idx, min_points, out):
+@njit(_nrt=False)
+def _best_lay_down(hand, rv, round_idx, min_points, out, work):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]):
     the rules' opening when ``min_points`` < 0, else new melds worth at least ``min_points`` (1:
-    any melds at all).  Returns (number of melds or -1, their opening value)."""
-    nrv = rv.shape[0]
-    buf = np.empty(4 + nrv + WS_LEN, dtype=np.int64)
-    best = buf[:4]
-    rvx = buf[4:4 + nrv]
-    ws = buf[4 + nrv:]
-    rvx[:] = rv
-    if min_points >= 0:
-        rvx[R_OPENING_MODE] = 1
-        rvx[R_OPENING_MIN_POINTS] = min_points
-    if best_lay_down_ws(hand, rvx, round_idx, out, best, ws) < 0:
+    any melds at all).  ``work``: the game's search scratch, ``plan[g, 0, PLAN_MELDS:]`` flattened
+    (layout ``W_*``; its hand and plan slots are not touched).
+    Returns (number of melds or -1, their opening value)."""
+    best = work[W_BEST:W_WS]
+    if best_lay_down_min(hand, rv, round_idx, min_points, out, best, work[W_WS:W_LEN]) < 0:
         return -1, 0
     return best[1], best[2]
 
 
-@njit
-def _search_plan(hand, laid, rv, round_idx, out):
+@njit(_nrt=False)
+def _search_plan(hand, laid, rv, round_idx, out, work):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]).
 
     Not laid down: the opening (contract, or new melds worth >= opening_min_points).  Laid down:
     any new melds (points mode with minimum 1).  Returns the number of melds, -1 if none."""
-    nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out)
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out, work)
     if nm >= 0:
         return nm
     if laid or rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 0 or rv[R_OPENING_MODE] != 1:
         return -1
     # V1: a kalooki needs no opening minimum -- offer melds of any value that leave at most the
     # final discard in hand (so the turn ends with an empty hand)
-    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out)
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out, work)
     if nm < 0:
         return -1
     held = 0
@@ -374,7 +370,7 @@ def _search_plan(hand, laid, rv, round_idx, out):
     return nm if placed >= held - 1 else -1
 
 
-@njit
+@njit(_nrt=False)
 def _plan_count(rec, nm, t):
     """Cards of type ``t`` (a natural, or JOKER) that the plan records ``rec[:nm]`` place."""
     c = 0
@@ -402,19 +398,14 @@ def _plan_count(rec, nm, t):
 
 
 @njit(_nrt=False)
-def could_join_new_meld(hands, rv, g, p, c, held):
-    """Necessary condition for natural ``c`` to go into a new meld with cards of seat ``p``'s hand:
-    enough naturals of its rank for a set, or same-suit naturals within reach for a run, jokers
-    counting for either.  ``held`` = 1 when one copy of ``c`` in ``hands`` is ``c`` itself.
-
-    Cheap, and false for most cards, so the exact lay-down search is skipped for hopeless ones
-    (tests check that it holds whenever the search melds the card)."""
-    j = np.int64(hands[g, p, JOKER])
+def _could_join(hand, rv, c, held):
+    """``could_join_new_meld`` for the card counts ``hand`` (one row of ``hands``, or a copy)."""
+    j = np.int64(hand[JOKER])
     s = c // 13
     r = c % 13
     partners = 0
     for s2 in range(4):
-        n = np.int64(hands[g, p, s2 * 13 + r])
+        n = np.int64(hand[s2 * 13 + r])
         if s2 == s:
             n -= held
         if rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
@@ -428,13 +419,59 @@ def could_join_new_meld(hands, rv, g, p, c, held):
         if q0 == 14 and r != 0:
             continue
         for q in range(max(1, q0 - w), min(14, q0 + w) + 1):
-            if q != q0 and hands[g, p, pos_type(s, q)] > 0:
+            if q != q0 and hand[pos_type(s, q)] > 0:
                 near += 1
     return near + j >= w
 
 
-@njit
-def _hand_plan_places(hands, ps, rv, gs, g, p, t_add, t_rem, want):
+@njit(_nrt=False)
+def could_join_new_meld(hands, rv, g, p, c, held):
+    """Necessary condition for natural ``c`` to go into a new meld with cards of seat ``p``'s hand:
+    enough naturals of its rank for a set, or same-suit naturals within reach for a run, jokers
+    counting for either.  ``held`` = 1 when one copy of ``c`` in ``hands`` is ``c`` itself.
+
+    Cheap, and false for most cards, so the exact lay-down search is skipped for hopeless ones
+    (tests check that it holds whenever the search melds the card)."""
+    return _could_join(hands[g, p], rv, c, held)
+
+
+@njit(_nrt=False)
+def _certified_no_plan(ps, rv, g, p, hand, laid):
+    """Does seat ``p``'s certificate (``_certify_no_plan``) show, without a search, that ``hand``
+    has no lay-down (the opening, or new melds after it, as ``laid`` says)?
+
+    Lay-downs are monotone: a lay-down of a hand is one of every hand holding it.  So no sub-hand
+    of a certified hand F has one; and a hand with one card of type c more than F has only
+    lay-downs that place every copy of c (one placing fewer lies within F), so none if c can join
+    no meld.  That settles most searches of a hand that changes by a draw and a discard."""
+    if ps[g, p, PS_CERT] != 1 + laid:
+        return False
+    extra = -1
+    for t in range(N_TYPES):
+        d = hand[t] - ps[g, p, PS_CERT_HAND + t]
+        if d > 0:
+            if d > 1 or extra >= 0:
+                return False
+            extra = t
+    if extra < 0:
+        return True
+    return extra != JOKER and not _could_join(hand, rv, extra, 1)
+
+
+@njit(_nrt=False)
+def _certify_no_plan(ps, rv, g, p, hand, laid):
+    """Remember that ``hand`` has no lay-down for seat ``p`` (until the next deal).  Not under V1
+    before the opening: a kalooki needs no minimum but must meld the whole hand, which is not
+    monotone."""
+    if not laid and rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 1 and rv[R_OPENING_MODE] == 1:
+        return
+    ps[g, p, PS_CERT] = 1 + laid
+    for t in range(N_TYPES):
+        ps[g, p, PS_CERT_HAND + t] = hand[t]
+
+
+@njit(_nrt=False)
+def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     """Would the best lay-down of seat ``p``'s hand plus ``t_add`` minus ``t_rem`` (-1 = none) place
     a card of type ``want``?  (Offer checks for restricted discard draws and joker swaps: the
     engine computes the same plan from the same hand once the action is taken.)"""
@@ -444,21 +481,24 @@ def _hand_plan_places(hands, ps, rv, gs, g, p, t_add, t_rem, want):
     if want != JOKER and t_rem < 0 and (t_add == want or t_add < 0):
         if not could_join_new_meld(hands, rv, g, p, want, 0 if t_add == want else 1):
             return False
-    hand = np.empty(N_TYPES, dtype=np.int64)
+    work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+    hand = work[W_HAND:W_OUT]
     for t in range(N_TYPES):
         hand[t] = hands[g, p, t]
     if t_add >= 0:
         hand[t_add] += 1
     if t_rem >= 0:
         hand[t_rem] -= 1
-    out = np.zeros((PLAN_MELDS, PLAN_REC), dtype=np.int64)
-    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out)
+    if _certified_no_plan(ps, rv, g, p, hand, laid):
+        return False
+    out = work[W_OUT:W_BEST].reshape((PLAN_MELDS, PLAN_REC))
+    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work)
     if nm < 0:
         return False
     return _plan_count(out, nm, want) > 0
 
 
-@njit
+@njit(_nrt=False)
 def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     """Fill the lay-down plans of the active player.
 
@@ -473,15 +513,20 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
         return
     gs[g, G_PLAN_DEBT] = 0
-    hand = np.empty(N_TYPES, dtype=np.int64)
+    work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+    hand = work[W_HAND:W_OUT]
     for t in range(N_TYPES):
         hand[t] = hands[g, p, t]
-    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0])
+    if _certified_no_plan(ps, rv, g, p, hand, laid):
+        return
+    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work)
     if nm >= 0:
         _offer_plan(plan, plan_n, g, nm)
+    else:
+        _certify_no_plan(ps, rv, g, p, hand, laid)
 
 
-@njit
+@njit(_nrt=False)
 def _offer_plan(plan, plan_n, g, nm):
     """Plan 0 holds ``nm`` meld records: offer it (its melds and the cards it places)."""
     placed = 0
@@ -491,7 +536,7 @@ def _offer_plan(plan, plan_n, g, nm):
     plan_n[g, 0, 1] = placed
 
 
-@njit
+@njit(_nrt=False)
 def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     """``compute_plans``, and when the hand cannot open on its own under A43 (lay-offs count
     toward the opening), the opening completed by lay-offs (``_opening_with_layoffs``)."""
@@ -499,21 +544,23 @@ def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     p = gs[g, G_ACTIVE]
     if (plan_n[g, 0, 0] < 0 and ps[g, p, PS_LAID] == 0 and rv[R_OPENING_COUNTS_LAYOFFS] == 1
             and rv[R_OPENING_MODE] == 1):
-        hand = np.empty(N_TYPES, dtype=np.int64)
+        work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+        hand = work[W_HAND:W_OUT]
         for t in range(N_TYPES):
             hand[t] = hands[g, p, t]
-        nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, plan[g, 0])
+        nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand,
+                                   plan[g, 0], work)
         if nm >= 0:
             _offer_plan(plan, plan_n, g, nm)
 
 
-@njit
-def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out):
+@njit(_nrt=False)
+def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, work):
     """A43 (NA15): an opening whose new melds are worth less than the minimum, completed by
     lay-offs in the same turn.  The melds are the best lay-down of any value; they are offered when
     the lay-offs the rest of the hand can make onto the table (a greedy sequence, so a lower
     bound) cover the missing points.  Sets ``G_PLAN_DEBT``; returns the number of melds or -1."""
-    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out)
+    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out, work)
     if nm < 0:
         return -1
     debt = rv[R_OPENING_MIN_POINTS] - value
@@ -535,7 +582,7 @@ def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
 
 
-@njit
+@njit(_nrt=False)
 def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, fresh):
     """Shuffle and deal the current hand (G_HAND_NO, G_ROUND, G_DEALER, G_DEAL_NO are set).
 
@@ -553,6 +600,7 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
         else:
             ps[g, p, PS_CALLS] = ps[g, p, PS_CALLS_BASE]
         ps[g, p, PS_LAID] = 0
+        ps[g, p, PS_CERT] = 0
         for t in range(N_TYPES):
             hands[g, p, t] = 0
     gs[g, G_N_MELDS] = 0
@@ -611,7 +659,7 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
         gs[g, G_TO_ACT] = dealer
 
 
-@njit
+@njit(_nrt=False)
 def _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g):
     h = gs[g, G_HAND_NO] + 1
     gs[g, G_HAND_NO] = h
@@ -630,7 +678,7 @@ def _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, 
     _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
 
-@njit
+@njit(_nrt=False)
 def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv,
                  g, winner, event):
     """Score the hand (winner 0, the others the penalty of their cards) and deal the next one.
@@ -663,7 +711,7 @@ def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n
     _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g)
 
 
-@njit
+@njit(_nrt=False)
 def _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g):
     """Stock empty and nothing to rebuild (A52): replay the hand (same dealer and contract)."""
     gs[g, G_VOIDS] += 1
@@ -818,7 +866,7 @@ def _set_joker_meaning(minfo, mas, g, m):
     return s * 13 + minfo[g, m, MI_KEY]
 
 
-@njit
+@njit(_nrt=False)
 def _move_target(minfo, mcards, rv, g, m, p):
     """Where the joker at position ``p`` of run ``m`` goes when its natural replaces it: the
     growth end of the same four (A12 iv).  Minus an error code if it cannot move."""
@@ -910,15 +958,15 @@ def _draw_mode(gs, ps, rv, g, p):
     return mode
 
 
-@njit
-def _discard_usable(gs, ps, hands, minfo, mcards, mas, rv, g, p, t, mode):
+@njit(_nrt=False)
+def _discard_usable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t, mode):
     """Can seat ``p`` meld the top discard ``t`` this turn as a restricted draw requires?
 
     Engine decision: the card must be placed by the best lay-down of the hand with it (the plan
     the engine then offers), or — for an opened player under "if_used_in_meld_now" or after his
     opening — fit a table meld as a lay-off.  Only then is the draw offered, so the turn can
     always be finished."""
-    if _hand_plan_places(hands, ps, rv, gs, g, p, t, -1, t):
+    if _hand_plan_places(hands, ps, rv, gs, plan, g, p, t, -1, t):
         return True
     if _may_layoff(ps, rv, g, p) and (mode == 2 or ps[g, p, PS_LAID] == 1):
         for m in range(gs[g, G_N_MELDS]):
@@ -938,8 +986,8 @@ def _swap_joker_out(hands, minfo, mcards, mas, g, p, m, slot, nat):
     hands[g, p, JOKER] += 1
 
 
-@njit
-def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot, nat):
+@njit(_nrt=False)
+def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m, slot, nat):
     """After the natural ``nat`` replaces the joker at ``slot`` of meld ``m``, could the freed
     joker be placed this turn (lay-off onto a table meld, or in the best new melds)?  Applies the
     swap temporarily and undoes it."""
@@ -953,7 +1001,7 @@ def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot,
                 ok = True
                 break
     if not ok:
-        ok = _hand_plan_places(hands, ps, rv, gs, g, p, -1, -1, JOKER)
+        ok = _hand_plan_places(hands, ps, rv, gs, plan, g, p, -1, -1, JOKER)
     hands[g, p, JOKER] -= 1
     hands[g, p, nat] += 1
     minfo[g, m, MI_NJ] += 1
@@ -962,7 +1010,6 @@ def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot,
     return ok
 
 
-MELD_W = NMI + 2 * L_MAX      # one table meld saved by _save_meld
 
 
 @njit(_nrt=False)
@@ -985,7 +1032,7 @@ def _load_meld(minfo, mcards, mas, g, m, buf, o):
         mas[g, m, j] = buf[o + NMI + L_MAX + j]
 
 
-@njit
+@njit(_nrt=False)
 def _apply_tack(minfo, mcards, mas, rv, g, m, t):
     """Lay card type ``t`` off onto table meld ``m`` (``_fit_err`` said it fits); returns its
     value as part of that meld (A43 counts it toward the opening)."""
@@ -1068,7 +1115,7 @@ def _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t):
     return ok
 
 
-@njit
+@njit(_nrt=False)
 def _set_swap_slot(minfo, mcards, mas, g, m, nat):
     """Joker slot of set ``m`` that natural ``nat`` replaces: the joker declared as ``nat`` if
     any, else the first joker."""
@@ -1093,7 +1140,7 @@ def _set_swap_slot(minfo, mcards, mas, g, m, nat):
 # are played as take-place, take-place (engine decision D23).
 
 
-@njit
+@njit(_nrt=False)
 def _placed_type(gs, minfo, g, a):
     """Card type that play action ``a`` moves from the hand to the table (-1: none or unknown;
     lay-downs may place several cards, callers ask the plan)."""
@@ -1132,7 +1179,7 @@ def _placed_type(gs, minfo, g, a):
     return (((a - A_SETSUB) // 4) % 4) * 13 + minfo[g, m, MI_KEY]
 
 
-@njit
+@njit(_nrt=False)
 def _set_slot_of(minfo, mcards, g, m, t):
     """Slot of natural ``t`` in set ``m`` (-1: not there)."""
     for i in range(minfo[g, m, MI_LEN]):
@@ -1141,7 +1188,7 @@ def _set_slot_of(minfo, mcards, g, m, t):
     return -1
 
 
-@njit
+@njit(_nrt=False)
 def _recount_jokers(minfo, mcards, g, m, lo, hi):
     nj = 0
     for q in range(lo, hi + 1):
@@ -1150,7 +1197,7 @@ def _recount_jokers(minfo, mcards, g, m, lo, hi):
     minfo[g, m, MI_NJ] = nj
 
 
-@njit
+@njit(_nrt=False)
 def _redeclare_set_jokers(minfo, mcards, mas, g, m):
     """Jokers of set ``m`` stand for suits the naturals lack (after a substitution changed them)."""
     for i in range(minfo[g, m, MI_LEN]):
@@ -1161,7 +1208,7 @@ def _redeclare_set_jokers(minfo, mcards, mas, g, m):
             mas[g, m, i] = _set_joker_meaning(minfo, mas, g, m)
 
 
-@njit
+@njit(_nrt=False)
 def _manip_apply(gs, hands, minfo, mcards, mas, g, p, a):
     """Carry out manipulation ``a`` (structurally checked by ``_manip_err``) on the table and on
     seat ``p``'s hand.  Returns the card type taken into the hand (-1: none)."""
@@ -1276,8 +1323,8 @@ def _manip_apply(gs, hands, minfo, mcards, mas, g, p, a):
     return c
 
 
-@njit
-def _owed_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, c):
+@njit(_nrt=False)
+def _owed_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, c):
     """Could card ``c`` (just taken into seat ``p``'s hand) be placed now: as a lay-off onto a
     table meld, or in the best new melds of the hand (the plan the engine will offer)?"""
     if rv[R_GOING_OUT_REQUIRES_DISCARD] == 1 and _hand_count(hands, g, p) <= 1:
@@ -1285,10 +1332,10 @@ def _owed_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, c):
     for m2 in range(gs[g, G_N_MELDS]):
         if _fit_err(minfo, mcards, mas, rv, g, m2, c) == 0:
             return True
-    return _hand_plan_places(hands, ps, rv, gs, g, p, -1, -1, c)
+    return _hand_plan_places(hands, ps, rv, gs, plan, g, p, -1, -1, c)
 
 
-@njit
+@njit(_nrt=False)
 def _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a):
     """Structural checks of manipulation ``a`` (no state change): 0 or an ``E_*`` code."""
     if rv[R_TABLE_MANIPULATION] == 0:
@@ -1386,8 +1433,8 @@ def _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a):
     return 0
 
 
-@njit
-def _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a):
+@njit(_nrt=False)
+def _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a):
     """0 if manipulation ``a`` is legal now, else the ``E_*`` code.  Tries the move on the state
     and undoes it: every meld it touches must stay legal, and a taken card must be placeable."""
     e = _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a)
@@ -1405,7 +1452,7 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a):
         m = (a - A_SETTAKE) // 4
     nm = gs[g, G_N_MELDS]
     m2 = nm if nm < M_MAX else m                         # the row a split fills
-    buf = np.empty(2 * MELD_W + N_TYPES, dtype=np.int64)
+    buf = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)[W_MANIP:W_LEN]   # engine scratch (W_*)
     _save_meld(minfo, mcards, mas, g, m, buf, 0)
     _save_meld(minfo, mcards, mas, g, m2, buf, MELD_W)
     for t in range(N_TYPES):
@@ -1417,7 +1464,7 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a):
     elif gs[g, G_N_MELDS] > nm and meld_value_of(minfo, mcards, mas, rv, g, nm) < 0:
         err = E_BREAKS_MELD
     elif c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
-        if not _owed_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, c):
+        if not _owed_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, c):
             err = E_NOT_USABLE
     gs[g, G_N_MELDS] = nm
     _load_meld(minfo, mcards, mas, g, m2, buf, MELD_W)
@@ -1427,7 +1474,7 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a):
     return err
 
 
-@njit
+@njit(_nrt=False)
 def _pending(gs, g):
     """Card type that must be placed before anything else (-1: none): a discard taken under a
     restriction, a freed joker, or a card taken from the table."""
@@ -1482,7 +1529,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_DISCARD_DRAW
         if gs[g, G_AFTER_ALLOW] == 1 and rv[R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS] == 0:
             return E_AFTER_CALL_STOCK
-        if mode != 0 and not _discard_usable(gs, ps, hands, minfo, mcards, mas, rv, g, act,
+        if mode != 0 and not _discard_usable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, act,
                                              np.int64(disc[g, gs[g, G_DISC_N] - 1]), mode):
             return E_NOT_USABLE
         return 0
@@ -1545,7 +1592,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_MUST_DISCARD
         return _fit_err(minfo, mcards, mas, rv, g, m, t)
     if a >= A_SHIFT:                                     # table manipulation M1-M5
-        return _manip_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a)
+        return _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a)
     if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
         m = (a - A_SETSWAP) // 4
         s = (a - A_SETSWAP) % 4
@@ -1570,7 +1617,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                     return E_WRONG_SUIT
         if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
             slot = _set_swap_slot(minfo, mcards, mas, g, m, nat)
-            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, slot, nat):
+            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m, slot,
+                                          nat):
                 return E_NOT_USABLE
         return 0
     # move joker at position q of run m
@@ -1595,7 +1643,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return E_NO_CARD
     if rv[R_JOKER_SWAP] == 2:                           # retrieve (M6): the joker goes to the hand
         if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
-            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, q, nat):
+            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m, q,
+                                          nat):
                 return E_NOT_USABLE
         return 0
     if last_card:
@@ -1711,7 +1760,7 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
 # applying actions
 
 
-@njit
+@njit(_nrt=False)
 def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
     """Put plan ``k`` on the table as new melds owned by the active player."""
     p = gs[g, G_ACTIVE]
@@ -1979,7 +2028,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
 # starting games
 
 
-@njit
+@njit(_nrt=False)
 def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                g, n_players, dealer, seed, game_id, n_hands):
     """Reset row ``g`` to a new match and deal its first hand.
@@ -2015,7 +2064,7 @@ def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
 
-@njit
+@njit(_nrt=False)
 def deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
               g, hand_no, dealer):
     """Deal hand ``hand_no`` (0-based; its round is ``hand_no % n_rounds``) of an already started
@@ -2032,7 +2081,7 @@ def deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pla
     _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
 
-@njit
+@njit(_nrt=False)
 def start_games(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                 n_players, dealers, seeds, game_ids, n_hands):
     """``start_game`` for every row (dealers/seeds/game_ids are int64[B])."""
@@ -2041,7 +2090,7 @@ def start_games(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
                    rv, g, n_players, dealers[g], seeds[g], game_ids[g], n_hands)
 
 
-@njit
+@njit(_nrt=False)
 def resume(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
     """Recompute the derived parts of a hand-built position (``Game.from_text``).
 
@@ -2229,7 +2278,7 @@ def mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
     return -1
 
 
-@njit
+@njit(_nrt=False)
 def may_call(gs, ps, disc_by, rv, g, seat):
     """Could ``seat`` call the top discard in this turn's call window (eligibility only)?"""
     return _caller_ok(gs, ps, disc_by, rv, g, seat)

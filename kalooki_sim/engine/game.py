@@ -42,6 +42,7 @@ table by M1-M5 that must be placed), ``manipulations`` (M1-M5 made this turn).  
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -353,6 +354,18 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
     raise ValueError(f"cannot parse action {text!r}")
 
 
+@contextmanager
+def _scratch_kept(st):
+    """The engine's legality checks search lay-downs in the rows of ``plan`` after the plans
+    (``layout.W_*``), which mean nothing between calls.  Asking whether an action is legal must not
+    look like a change of the position, so the Python layer puts those rows back."""
+    saved = st.plan[:, :, L.PLAN_MELDS:].copy()
+    try:
+        yield
+    finally:
+        st.plan[:, :, L.PLAN_MELDS:] = saved
+
+
 class _NotOffered(ValueError):
     pass
 
@@ -477,7 +490,8 @@ class Game:
         return bool(core.may_call(self.state.gs, self.state.ps, self.state.disc_by, self.rv, 0, p))
 
     def legal_mask(self) -> np.ndarray:
-        core.legal_mask(*self.state.arrays(), self.rv, 0, self._mask)
+        with _scratch_kept(self.state):
+            core.legal_mask(*self.state.arrays(), self.rv, 0, self._mask)
         return self._mask.copy()
 
     def legal_actions(self) -> list[int]:
@@ -500,7 +514,8 @@ class Game:
     def check(self, action) -> int:
         """Engine error code of an action (0 = legal) without applying it."""
         a = self.action_id(action) if isinstance(action, str) else int(action)
-        return int(core.check_action(*self.state.arrays(), self.rv, 0, a))
+        with _scratch_kept(self.state):
+            return int(core.check_action(*self.state.arrays(), self.rv, 0, a))
 
     def apply(self, action) -> "Game":
         """Apply an action id or text.  ``IllegalActionError`` (state unchanged) if illegal."""
@@ -512,7 +527,8 @@ class Game:
             shown = None
         text = self.action_text(a) if 0 <= a < L.N_ACTIONS else str(action)
         who = self.to_act
-        err = int(core.step(*self.state.arrays(), self.rv, 0, a))
+        with _scratch_kept(self.state):
+            err = int(core.step(*self.state.arrays(), self.rv, 0, a))
         if err:
             raise IllegalActionError(action, err, text=shown or text)
         self.history.append((who, text))

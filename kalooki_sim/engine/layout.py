@@ -5,7 +5,8 @@ Everything here is a module-level int, so numba treats it as a compile-time cons
 State layout (all arrays have a leading batch dimension ``B``; one row = one game):
 
 * ``gs[B, NG]`` int64 — per-game scalars, columns ``G_*`` (phase, seats, counters, RNG key parts).
-* ``ps[B, P_MAX, NPS]`` int64 — per-player scalars, columns ``PS_*`` (laid down, calls used, total).
+* ``ps[B, P_MAX, NPS]`` int64 — per-player scalars, columns ``PS_*`` (laid down, calls used, total,
+  and the engine's certificate of a hand known to have no lay-down, see ``core._certified_no_plan``).
 * ``hands[B, P_MAX, 53]`` int8 — card-type counts (copies of a natural are interchangeable).
 * ``stock[B, DECK_MAX]`` int8 — card types, the top card is ``stock[g, gs[g, G_STOCK_N] - 1]``.
 * ``disc[B, DECK_MAX]`` int8 and ``disc_by[B, DECK_MAX]`` int8 — discard pile bottom -> top
@@ -18,16 +19,20 @@ State layout (all arrays have a leading batch dimension ``B``; one row = one gam
   joker's meaning is fixed by where it lies.  A set is stored as a list ``0..len-1``; ``mas`` of
   a joker is the set's rank with a suit the set lacked when the joker was laid (for display; in
   Caribbean a set joker only has to name the rank).  Empty slots are -1.
-* ``plan[B, K_PLANS, PLAN_MELDS, PLAN_REC]`` int64 and ``plan_n[B, K_PLANS, 2]`` int64 — the
-  lay-down plans offered to the active player this turn (records of ``melds.search``;
-  ``plan_n[..., 0]`` = number of melds or -1 = no plan, ``plan_n[..., 1]`` = cards placed).
-  Computed once when the active player enters the play phase (his hand cannot change before he
-  lays down), so the legal mask stays cheap.
+* ``plan[B, K_PLANS, PLAN_ROWS, PLAN_REC]`` int64 and ``plan_n[B, K_PLANS, 2]`` int64 — the
+  lay-down plans offered to the active player this turn (records of ``melds.search`` in rows
+  ``0..PLAN_MELDS-1``; ``plan_n[..., 0]`` = number of melds or -1 = no plan, ``plan_n[..., 1]`` =
+  cards placed).  Computed once when the active player enters the play phase (his hand cannot
+  change before he lays down), so the legal mask stays cheap.  The rows of plan 0 after its
+  records are the engine's search scratch (``W_*``), meaningless between calls: the engine asks
+  for lay-downs several times a turn and must not allocate each time.
 * ``hscore[B, H_MAX, P_MAX]`` int64 and ``hwin[B, H_MAX]`` int64 — penalty scored in each hand
   of the match and the hand's winner (-1 = no winner: turn cap or void cap).
 """
 
 from __future__ import annotations
+
+from ..melds.search import WS_LEN
 
 # ---- sizes
 P_MAX = 6            # players
@@ -84,7 +89,9 @@ PS_LAID = 0          # has laid down (opened) in this hand
 PS_CALLS = 1         # calls counted against max_calls_per_player (per game or per hand)
 PS_CALLS_BASE = 2    # PS_CALLS when this hand was first dealt (restored if the deal is void)
 PS_TOTAL = 3         # cumulative penalty points of the match
-NPS = 4
+PS_CERT = 4          # 1 + laid when PS_CERT_HAND holds a hand known to have no lay-down, else 0
+PS_CERT_HAND = 5     # ... its card counts (53): the engine's search certificate
+NPS = PS_CERT_HAND + 53
 
 # ---- table meld columns minfo[g, m, MI_*]
 MI_KIND = 0          # MK_*
@@ -98,6 +105,19 @@ MI_T_LO = 7          # cards placed at the low end of this run in the current tu
 MI_T_HI = 8          # cards placed at the high end of this run in the current turn (A21)
 MI_T_ALL = 9         # cards laid off onto this run in the current turn (V2)
 NMI = 10
+
+# engine scratch in plan[g, 0, PLAN_MELDS:] (flattened): a hand's counts, a hypothetical plan, the
+# search's result slots and workspace; two table melds and a hand saved while a manipulation is
+# tried (MELD_W = one meld as saved by core._save_meld)
+MELD_W = NMI + 2 * L_MAX
+W_HAND = 0
+W_OUT = W_HAND + 53
+W_BEST = W_OUT + PLAN_MELDS * PLAN_REC
+W_WS = W_BEST + 4
+W_MANIP = W_WS + WS_LEN
+W_LEN = W_MANIP + 2 * MELD_W + 53
+PLAN_ROWS = PLAN_MELDS + (W_LEN + PLAN_REC - 1) // PLAN_REC
+W_FLAT = (PLAN_ROWS - PLAN_MELDS) * PLAN_REC
 
 MK_SET = 0
 MK_RUN = 1

@@ -51,7 +51,7 @@ class State:
             minfo=np.zeros((B, L.M_MAX, L.NMI), dtype=np.int64),
             mcards=np.full((B, L.M_MAX, L.L_MAX), -1, dtype=np.int8),
             mas=np.full((B, L.M_MAX, L.L_MAX), -1, dtype=np.int8),
-            plan=np.zeros((B, L.K_PLANS, L.PLAN_MELDS, L.PLAN_REC), dtype=np.int64),
+            plan=np.zeros((B, L.K_PLANS, L.PLAN_ROWS, L.PLAN_REC), dtype=np.int64),
             plan_n=np.full((B, L.K_PLANS, 2), -1, dtype=np.int64),
             hscore=np.zeros((B, L.H_MAX, L.P_MAX), dtype=np.int64),
             hwin=np.full((B, L.H_MAX), -1, dtype=np.int64),

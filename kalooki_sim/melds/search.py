@@ -99,6 +99,8 @@ def make_params(rv, round_idx):
 def fill_params(rv, round_idx, prm):
     contract = rv[R_OPENING_MODE] == 0
     prm[P_CONTRACT] = 1 if contract else 0
+    prm[P_T] = 0
+    prm[P_F] = 0
     if contract:
         base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
         prm[P_T] = rv[base]
@@ -220,6 +222,9 @@ def _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
         for i in range(depth):
             for k in range(REC):
                 best_stack[i, k] = stack[i, k]
+            if stack[i, 0] == K_RUN:
+                for k in range(5, REC):
+                    best_stack[i, k] = 0     # unused by runs: no leftovers of earlier searches
         if absorb_into >= 0:
             best_stack[absorb_into, 6] += jk
         n = depth
@@ -1025,8 +1030,21 @@ def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
 def best_lay_down_ws(hand, rv, round_idx, best_stack, best, ws):
     """``best_lay_down_counts`` with caller-owned scratch memory ``ws`` (int64[WS_LEN]): no
     allocation per call, which matters when the engine asks once per turn."""
+    return best_lay_down_min(hand, rv, round_idx, np.int64(-1), best_stack, best, ws)
+
+
+@njit(_nrt=False)
+def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
+    """``best_lay_down_ws`` under the rules' opening (``min_points`` < 0), or with new melds worth
+    at least ``min_points`` instead (1: any melds; the engine's search after an opening and for a
+    kalooki), without a modified copy of the rule vector."""
     prm = ws[_WS_PRM:_WS_NATVAL]
     fill_params(rv, round_idx, prm)
+    if min_points >= 0:
+        prm[P_CONTRACT] = 0
+        prm[P_T] = 0
+        prm[P_F] = 0
+        prm[P_MINPTS] = min_points
     best[B_USED] = -1
     best[B_N] = 0
     best[B_VAL] = -1

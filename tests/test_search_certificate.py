@@ -1,0 +1,108 @@
+"""The engine's no-lay-down certificate (``core._certified_no_plan``) never changes an answer.
+
+After a search finds no lay-down, the engine remembers that hand per seat (``PS_CERT``) and settles
+later searches of sub-hands, and of hands with one new card that can join no meld, without
+searching.  Games are played with the certificate as the engine keeps it; at every state the plans
+(``core.resume`` in the play phase) and the legal mask (restricted discard draws, owed cards and
+joker swaps search hypothetical hands) must be exactly those of the same state without it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kalooki_sim import load_rules
+from kalooki_sim.engine import core
+from kalooki_sim.engine import layout as L
+from kalooki_sim.engine.game import Game
+
+
+def _without_certificate(game):
+    other = game.copy()
+    other.state.ps[:, :, L.PS_CERT] = 0
+    return other
+
+
+def _certificate_applies(game):
+    """Would the certificate of the seat to act settle a search of its current hand?"""
+    st = game.state
+    p = int(st.gs[0, L.G_TO_ACT])
+    laid = int(st.ps[0, p, L.PS_LAID])
+    if st.ps[0, p, L.PS_CERT] != 1 + laid:
+        return False
+    extra = st.hands[0, p].astype(np.int64) - st.ps[0, p, L.PS_CERT_HAND:L.PS_CERT_HAND + L.N_TYPES]
+    return int((extra > 0).sum()) <= 1 and int(extra.max()) <= 1
+
+
+def _plans(game):
+    st = game.state
+    nm = int(st.plan_n[0, 0, 0])
+    return nm, st.plan[0, 0, :max(nm, 0)].copy()
+
+
+@pytest.mark.parametrize("name", ["caribbean", "k40", "k51", "na15", "american", "k40+v1"])
+def test_certificate_never_changes_plans_or_mask(name):
+    rules = load_rules(name)
+    rng = np.random.default_rng(3)
+    compared = applied = 0
+    for seed in range(12):
+        game = Game(rules, n_players=4, seed=seed)
+        for _ in range(400):
+            if game.terminal:
+                break
+            mask = game.legal_mask()
+            bare = _without_certificate(game)
+            assert (bare.legal_mask() == mask).all(), (name, seed, str(game))
+            if int(game.state.gs[0, L.G_PHASE]) == L.PH_PLAY and game.state.gs[0, L.G_OPEN_DEBT] == 0:
+                applied += _certificate_applies(game)
+                mine = game.copy()
+                core.resume(*mine.state.arrays(), mine.rv, 0)
+                core.resume(*bare.state.arrays(), bare.rv, 0)
+                nm_a, rec_a = _plans(mine)
+                nm_b, rec_b = _plans(bare)
+                assert nm_a == nm_b and (rec_a == rec_b).all(), (name, seed, str(game))
+                compared += 1
+            acts = np.flatnonzero(mask)
+            lays = [a for a in acts if L.A_LAY <= a < L.A_DISCARD]
+            # lay down when offered (so games reach the opened phase), else a random legal action
+            game.apply(int(lays[0]) if lays else int(rng.choice(acts)))
+    assert compared > 300
+    assert applied > 50          # the certificate really was in play
+
+
+def test_certificate_is_forgotten_at_the_deal():
+    game = Game("k40", n_players=4, seed=1)
+    game.state.ps[0, :, L.PS_CERT] = 1
+    core.start_game(*game.state.arrays(), game.rv, 0, 4, -1, 5, 0, 0)
+    assert (game.state.ps[0, :, L.PS_CERT] == 0).all()
+
+
+DRAW = """
+active: P1
+phase: draw
+turn: 5
+P1: 7S 7D 10C JC QC 2H 3D 5S 9S KH 4C 8D 6H
+P2: 2C 3C
+P3: 2D 3H
+P4: 5D 6D
+discard: 9D 9C
+"""
+
+
+def test_legality_checks_leave_the_position_unchanged():
+    """K51: drawing the 9C needs an opening with it; 9C-QC is worth 40 < 51, so the engine's search
+    runs and fails.  Its scratch rows change (raw kernel), but ``Game`` puts them back, so an
+    illegal action, ``check`` and ``legal_mask`` leave every array of the state as it was."""
+    from kalooki_sim.engine.errors import IllegalActionError
+
+    game = Game.from_text(DRAW, "k51")
+    raw = game.copy()
+    assert core.check_action(*raw.state.arrays(), raw.rv, 0, L.A_DRAW_DISCARD) == L.E_NOT_USABLE
+    assert not (raw.state.plan == game.state.plan).all()        # the search ran in the scratch
+    before = game.state.copy()
+    with pytest.raises(IllegalActionError):
+        game.apply("draw discard")
+    assert game.check("draw discard") == L.E_NOT_USABLE
+    assert game.legal_action_texts() == ["draw stock"]
+    assert all((a == b).all() for a, b in zip(before.arrays(), game.state.arrays()))
