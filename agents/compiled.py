@@ -125,7 +125,12 @@ _SFW_HMAX = 15
 _SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
 _SFW_ILO = _SFW_BASE + 1   # per suit: the positions every best run window covers, [ILO, IHI]
 _SFW_IHI = _SFW_ILO + 4
-_SFW_LEN = _SFW_IHI + 4
+# ... and the two terms after one card leaves, which depend only on its suit and its rank's count:
+_SFW_RUN_SAME = _SFW_IHI + 4     # run term when no suit's best window loses a card
+_SFW_RUN_DROP = _SFW_RUN_SAME + 1    # run term when suit s's best grows by one (4)
+_SFW_SET_SAME = _SFW_RUN_DROP + 4    # set term when the rank's need does not change
+_SFW_SET_MINUS = _SFW_SET_SAME + 1   # set term when a rank held c times (1..smin) loses one
+_SFW_LEN = _SFW_SET_MINUS + _SFW_HMAX
 
 
 @njit(_nrt=False)
@@ -190,9 +195,26 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         sfw[_SFW_HIST + max(smin - c, 0)] += 1
     total = -np.int64(hands[g, p, JOKER])
     if F > 0:
-        total += sum_smallest4(sfw[_SFW_SB], sfw[_SFW_SB + 1], sfw[_SFW_SB + 2], sfw[_SFW_SB + 3], F)
+        b0 = sfw[_SFW_SB]
+        b1 = sfw[_SFW_SB + 1]
+        b2 = sfw[_SFW_SB + 2]
+        b3 = sfw[_SFW_SB + 3]
+        sfw[_SFW_RUN_SAME] = sum_smallest4(b0, b1, b2, b3, F)
+        sfw[_SFW_RUN_DROP] = sum_smallest4(b0 + 1, b1, b2, b3, F)
+        sfw[_SFW_RUN_DROP + 1] = sum_smallest4(b0, b1 + 1, b2, b3, F)
+        sfw[_SFW_RUN_DROP + 2] = sum_smallest4(b0, b1, b2 + 1, b3, F)
+        sfw[_SFW_RUN_DROP + 3] = sum_smallest4(b0, b1, b2, b3 + 1, F)
+        total += sfw[_SFW_RUN_SAME]
     if T > 0:
-        total += _sets_part(sfw[_SFW_HIST:_SFW_HIST + smin + 1], smin, T)
+        hist = sfw[_SFW_HIST:_SFW_HIST + smin + 1]
+        sfw[_SFW_SET_SAME] = _sets_part(hist, smin, T)
+        for c in range(1, smin + 1):     # a rank held c times loses one: its need grows by one
+            hist[smin - c] -= 1
+            hist[smin - c + 1] += 1
+            sfw[_SFW_SET_MINUS + c] = _sets_part(hist, smin, T)
+            hist[smin - c + 1] -= 1
+            hist[smin - c] += 1
+        total += sfw[_SFW_SET_SAME]
     sfw[_SFW_BASE] = total
     return True
 
@@ -209,23 +231,28 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     total = -np.int64(hands[g, p, JOKER])
     s = t // 13
     r = t % 13
+    if delta == -1 and r != 0 and hands[g, p, t] >= 1:
+        # a natural (not an ace) leaves: both terms were prepared.  The run term changes only if
+        # it was the suit's last copy and every best window of the suit covers its position (the
+        # windows that do not cover it keep their count); the set term only by its rank's count
+        if F > 0:
+            q = r + 1
+            if (hands[g, p, t] == 1 and sfw[_SFW_SB + s] != 99
+                    and sfw[_SFW_ILO + s] <= q and q <= sfw[_SFW_IHI + s]):
+                total += sfw[_SFW_RUN_DROP + s]
+            else:
+                total += sfw[_SFW_RUN_SAME]
+        if T > 0:
+            c = sfw[_SFW_RC + r]
+            total += sfw[_SFW_SET_MINUS + c] if c <= rv[R_SET_MIN_SIZE] else sfw[_SFW_SET_SAME]
+        return total
     if F > 0:
         w = rv[R_RUN_MIN_SIZE]
         lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
         hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-        if delta == -1 and r != 0 and hands[g, p, t] >= 1:
-            # a natural (not an ace) leaves: only if it was the last copy, and only the windows
-            # covering its position lose it, so the best grows by one exactly when every best
-            # window covers it
-            b = sfw[_SFW_SB + s]
-            q = r + 1
-            if (hands[g, p, t] == 1 and b != 99
-                    and sfw[_SFW_ILO + s] <= q and q <= sfw[_SFW_IHI + s]):
-                b += 1
-        else:
-            hands[g, p, t] += delta
-            b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
-            hands[g, p, t] -= delta
+        hands[g, p, t] += delta
+        b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
+        hands[g, p, t] -= delta
         b0 = b if s == 0 else sfw[_SFW_SB]
         b1 = b if s == 1 else sfw[_SFW_SB + 1]
         b2 = b if s == 2 else sfw[_SFW_SB + 2]

@@ -48,7 +48,7 @@ from .match import (
     final_money, settle_hand, start_match,
 )
 from .rng import rng_key
-from .rollout import apply_and_tally
+from .rollout import _LANES, apply_and_tally
 from .rulevec import (
     R_COUNT_DENIED_CALLS, R_DEALER_ROTATION, R_DOWN_AND_OUT_MULTIPLIER, R_KALOOKI_PENALTY_MULTIPLIER,
     R_MATCH_MODE,
@@ -67,17 +67,17 @@ ERR_SCORE = 4                    # internal: reconstructed penalties differ from
 ERR_SHEET = 5                    # internal: settle_hand refused the winner (not in the game)
 # 1000 + INV_* : invariant failure (check=True); 2000 + E_* : step rejected the action (check=True)
 
-# per (hand, real player) outputs out_seat[b, h, p, *]
+# per (hand, real player) outputs out_seat[o, h, p, *]
 (_S_IN, _S_SEAT, _S_PEN, _S_VALUE, _S_CARDS, _S_JOKERS, _S_WON, _S_LAID, _S_LAID_TURN, _S_CALLS,
  _S_SHEET_PEN, _S_PAY, _S_TOTAL, _S_STATUS) = range(14)
 _NS = 14
-# per hand out_hand[b, h, *]
+# per hand out_hand[o, h, *]
 _H_VALID, _H_NO, _H_DEALER, _H_TURNS, _H_RESH, _H_EVENT, _H_WINNER, _H_VOIDS, _H_NIN, _H_POOL = range(10)
 _NH = 10
-# per (game, real player) out_pl[b, p, *]
+# per (game, real player) out_pl[o, p, *]
 _M_TOTAL, _M_UNITS, _M_MONEY, _M_BB, _M_ACTIVE, _M_HANDS, _M_RIPS, _M_KALOOKIS = range(8)
 _NM = 8
-# per game out_game[b, *]
+# per game out_game[o, *]
 _X_POOL, _X_FINISHED, _X_WINNER, _X_HANDS = range(4)
 _NX = 4
 
@@ -101,8 +101,9 @@ _CELLS = 4_000_000               # int64 cells of out_seat per chunk (~32 MB)
 @njit
 def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                 rv, b, n_players, seat_pol, params, seed, game_id, hand_limit, steps_per_hand, check,
-                wants_bb, out_seat, out_hand, out_pl, out_game):
-    """Play match row ``b`` to its end (or the hand cap); returns 0 or an error code."""
+                wants_bb, out_seat, out_hand, out_pl, out_game, o):
+    """Play match ``game_id`` to its end (or the hand cap) on state row ``b``, its results in row
+    ``o`` of the outputs; returns 0 or an error code."""
     n = n_players
     elim = rv[R_MATCH_MODE] == MODE_ELIMINATION_POOL
     # ---- the score sheet, indexed by real player
@@ -248,16 +249,16 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
             pens[p] = 0 if i == wseat else val * sheet_mult
             if h < H_MAX and hscore[b, h, i] != eng_pen:
                 return ERR_SCORE
-            out_seat[b, h, p, _S_IN] = 1
-            out_seat[b, h, p, _S_SEAT] = i
-            out_seat[b, h, p, _S_PEN] = eng_pen
-            out_seat[b, h, p, _S_VALUE] = val
-            out_seat[b, h, p, _S_CARDS] = c
-            out_seat[b, h, p, _S_JOKERS] = njok[p]
-            out_seat[b, h, p, _S_WON] = 1 if i == wseat else 0
-            out_seat[b, h, p, _S_LAID] = 1 if laid_turn[i] >= 0 else 0
-            out_seat[b, h, p, _S_LAID_TURN] = laid_turn[i]
-            out_seat[b, h, p, _S_CALLS] = calls[i]
+            out_seat[o, h, p, _S_IN] = 1
+            out_seat[o, h, p, _S_SEAT] = i
+            out_seat[o, h, p, _S_PEN] = eng_pen
+            out_seat[o, h, p, _S_VALUE] = val
+            out_seat[o, h, p, _S_CARDS] = c
+            out_seat[o, h, p, _S_JOKERS] = njok[p]
+            out_seat[o, h, p, _S_WON] = 1 if i == wseat else 0
+            out_seat[o, h, p, _S_LAID] = 1 if laid_turn[i] >= 0 else 0
+            out_seat[o, h, p, _S_LAID_TURN] = laid_turn[i]
+            out_seat[o, h, p, _S_CALLS] = calls[i]
             played[p] += 1
         wreal = act[wseat] if wseat >= 0 else -1
         how = HOW_VOID
@@ -273,38 +274,38 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
             return ERR_SHEET
         for i in range(n_in):
             p = act[i]
-            out_seat[b, h, p, _S_SHEET_PEN] = events[p, EV_PENALTY]
-            out_seat[b, h, p, _S_PAY] = events[p, EV_PAYMENT]
-            out_seat[b, h, p, _S_TOTAL] = totals[p]
-            out_seat[b, h, p, _S_STATUS] = events[p, EV_STATUS]
-        out_hand[b, h, _H_VALID] = 1
-        out_hand[b, h, _H_NO] = h
-        out_hand[b, h, _H_DEALER] = dealer
-        out_hand[b, h, _H_TURNS] = last_turn + 1
-        out_hand[b, h, _H_RESH] = gs[b, G_TOTAL_RESHUFFLES] - resh0
-        out_hand[b, h, _H_EVENT] = ev
-        out_hand[b, h, _H_WINNER] = wreal
-        out_hand[b, h, _H_VOIDS] = gs[b, G_TOTAL_VOIDS] - voids0
-        out_hand[b, h, _H_NIN] = n_in
-        out_hand[b, h, _H_POOL] = pool[0]
+            out_seat[o, h, p, _S_SHEET_PEN] = events[p, EV_PENALTY]
+            out_seat[o, h, p, _S_PAY] = events[p, EV_PAYMENT]
+            out_seat[o, h, p, _S_TOTAL] = totals[p]
+            out_seat[o, h, p, _S_STATUS] = events[p, EV_STATUS]
+        out_hand[o, h, _H_VALID] = 1
+        out_hand[o, h, _H_NO] = h
+        out_hand[o, h, _H_DEALER] = dealer
+        out_hand[o, h, _H_TURNS] = last_turn + 1
+        out_hand[o, h, _H_RESH] = gs[b, G_TOTAL_RESHUFFLES] - resh0
+        out_hand[o, h, _H_EVENT] = ev
+        out_hand[o, h, _H_WINNER] = wreal
+        out_hand[o, h, _H_VOIDS] = gs[b, G_TOTAL_VOIDS] - voids0
+        out_hand[o, h, _H_NIN] = n_in
+        out_hand[o, h, _H_POOL] = pool[0]
         h += 1
         if elim and res >= 0:
             mwin = res
             break
     final_money(rv, n, active, units, bbused, pool, money)
     for p in range(n):
-        out_pl[b, p, _M_TOTAL] = totals[p]
-        out_pl[b, p, _M_UNITS] = units[p]
-        out_pl[b, p, _M_MONEY] = money[p]
-        out_pl[b, p, _M_BB] = bbused[p]
-        out_pl[b, p, _M_ACTIVE] = active[p]
-        out_pl[b, p, _M_HANDS] = played[p]
-        out_pl[b, p, _M_RIPS] = rips[p]
-        out_pl[b, p, _M_KALOOKIS] = kals[p]
-    out_game[b, _X_POOL] = pool[0]
-    out_game[b, _X_FINISHED] = 1 if (mwin >= 0 or not elim) else 0
-    out_game[b, _X_WINNER] = mwin
-    out_game[b, _X_HANDS] = h
+        out_pl[o, p, _M_TOTAL] = totals[p]
+        out_pl[o, p, _M_UNITS] = units[p]
+        out_pl[o, p, _M_MONEY] = money[p]
+        out_pl[o, p, _M_BB] = bbused[p]
+        out_pl[o, p, _M_ACTIVE] = active[p]
+        out_pl[o, p, _M_HANDS] = played[p]
+        out_pl[o, p, _M_RIPS] = rips[p]
+        out_pl[o, p, _M_KALOOKIS] = kals[p]
+    out_game[o, _X_POOL] = pool[0]
+    out_game[o, _X_FINISHED] = 1 if (mwin >= 0 or not elim) else 0
+    out_game[o, _X_WINNER] = mwin
+    out_game[o, _X_HANDS] = h
     return 0
 
 
@@ -312,11 +313,14 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
 def _match_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                   rv, n_players, seat_pol, params, seed, first_game_id, hand_limit, steps_per_hand, check,
                   wants_bb, out_seat, out_hand, out_pl, out_game, out_err):
-    for b in prange(gs.shape[0]):
-        out_err[b] = _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                 hscore, hwin, rv, b, n_players, seat_pol, params, seed,
-                                 first_game_id + b, hand_limit, steps_per_hand, check, wants_bb,
-                                 out_seat, out_hand, out_pl, out_game)
+    n = out_err.shape[0]
+    n_lanes = gs.shape[0]                # one state row per lane, reused match after match
+    for ln in prange(n_lanes):
+        for o in range(ln, n, n_lanes):
+            out_err[o] = _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                     plan_n, hscore, hwin, rv, ln, n_players, seat_pol, params, seed,
+                                     first_game_id + o, hand_limit, steps_per_hand, check, wants_bb,
+                                     out_seat, out_hand, out_pl, out_game, o)
 
 
 def _buy_back_flags(buy_back, n_players: int) -> np.ndarray:
@@ -388,7 +392,7 @@ def simulate_points_matches(rules, n_players, seat_policies, params=None, n_game
     for c0 in range(0, n_games, chunk):
         c1 = min(n_games, c0 + chunk)
         B = c1 - c0
-        st = State.empty(B)
+        st = State.empty(min(B, _LANES))
         out_seat = np.zeros((B, H, P_MAX, _NS), dtype=np.int64)
         out_hand = np.zeros((B, H, _NH), dtype=np.int64)
         out_pl = np.zeros((B, P_MAX, _NM), dtype=np.int64)

@@ -51,7 +51,8 @@ HAND_COLUMNS = ("game_id", "hand_no", "round", "seat", "policy_id", "dealer", "p
 MATCH_COLUMNS = ("game_id", "seat", "policy_id", "total", "match_win_share")
 
 _CHUNK = 4096
-_LANES = 64        # games of a chunk are played by this many lanes, each with its own scratch
+_LANES = 64        # games of a chunk are played by this many lanes, each with its own state row
+                   # and scratch (start_game resets a row completely)
 
 
 @njit
@@ -100,8 +101,9 @@ def apply_and_tally(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
 @njit(_nrt=False)
 def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                rv, b, n_players, seat_pol, params, seed, game_id, hands_mode, n_hands, max_steps, check,
-               out_seat, out_hand, out_tot, out_mwin, lane):
-    """Play game row ``b`` to the end; returns 0 or an error code.
+               out_seat, out_hand, out_tot, out_mwin, o, lane):
+    """Play game ``game_id`` to the end on state row ``b``, its results in row ``o`` of the
+    outputs; returns 0 or an error code.
 
     ``lane`` (``_new_lane``) is scratch reused from game to game, so a game allocates nothing and
     the loop runs without reference counting: the state arrays it hands to the policy and the
@@ -153,20 +155,20 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
             if hidx < out_hand.shape[1]:
                 hs = hno if hno < H_MAX else H_MAX - 1
                 w = hwin[b, hs]
-                out_hand[b, hidx, _H_VALID] = 1
-                out_hand[b, hidx, _H_NO] = hno
-                out_hand[b, hidx, _H_DEALER] = dealer
-                out_hand[b, hidx, _H_TURNS] = turn + 1
-                out_hand[b, hidx, _H_RESH] = gs[b, G_TOTAL_RESHUFFLES] - resh0
-                out_hand[b, hidx, _H_EVENT] = gs[b, G_LAST_EVENT]
-                out_hand[b, hidx, _H_WINNER] = w
-                out_hand[b, hidx, _H_VOIDS] = gs[b, G_TOTAL_VOIDS] - voids0
+                out_hand[o, hidx, _H_VALID] = 1
+                out_hand[o, hidx, _H_NO] = hno
+                out_hand[o, hidx, _H_DEALER] = dealer
+                out_hand[o, hidx, _H_TURNS] = turn + 1
+                out_hand[o, hidx, _H_RESH] = gs[b, G_TOTAL_RESHUFFLES] - resh0
+                out_hand[o, hidx, _H_EVENT] = gs[b, G_LAST_EVENT]
+                out_hand[o, hidx, _H_WINNER] = w
+                out_hand[o, hidx, _H_VOIDS] = gs[b, G_TOTAL_VOIDS] - voids0
                 for p in range(n_players):
-                    out_seat[b, hidx, p, _S_PEN] = hscore[b, hs, p]
-                    out_seat[b, hidx, p, _S_WON] = 1 if w == p else 0
-                    out_seat[b, hidx, p, _S_LAID] = 1 if laid_turn[p] >= 0 else 0
-                    out_seat[b, hidx, p, _S_LAID_TURN] = laid_turn[p]
-                    out_seat[b, hidx, p, _S_CALLS] = calls[p]
+                    out_seat[o, hidx, p, _S_PEN] = hscore[b, hs, p]
+                    out_seat[o, hidx, p, _S_WON] = 1 if w == p else 0
+                    out_seat[o, hidx, p, _S_LAID] = 1 if laid_turn[p] >= 0 else 0
+                    out_seat[o, hidx, p, _S_LAID_TURN] = laid_turn[p]
+                    out_seat[o, hidx, p, _S_CALLS] = calls[p]
             hidx += 1
             resh0 = gs[b, G_TOTAL_RESHUFFLES]
             voids0 = gs[b, G_TOTAL_VOIDS]
@@ -180,8 +182,8 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                 calls[p] = 0
     nw = match_winners(gs, ps, hscore, hwin, rv, b, flags)
     for p in range(n_players):
-        out_tot[b, p] = ps[b, p, PS_TOTAL]
-        out_mwin[b, p] = 1.0 / nw if (flags[p] and nw > 0) else 0.0
+        out_tot[o, p] = ps[b, p, PS_TOTAL]
+        out_mwin[o, p] = 1.0 / nw if (flags[p] and nw > 0) else 0.0
     return err
 
 
@@ -189,15 +191,15 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
 def _rollout_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                     rv, n_players, seat_pol, params, seed, first_game_id, hands_mode, n_hands, max_steps,
                     check, out_seat, out_hand, out_tot, out_mwin, out_err):
-    n = gs.shape[0]
-    n_lanes = min(n, _LANES)
+    n = out_err.shape[0]
+    n_lanes = gs.shape[0]
     for ln in prange(n_lanes):
         lane = _new_lane()
-        for b in range(ln, n, n_lanes):
-            out_err[b] = _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                    plan_n, hscore, hwin, rv, b, n_players, seat_pol, params, seed,
-                                    first_game_id + b, hands_mode, n_hands, max_steps, check,
-                                    out_seat, out_hand, out_tot, out_mwin, lane)
+        for o in range(ln, n, n_lanes):
+            out_err[o] = _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                    plan_n, hscore, hwin, rv, ln, n_players, seat_pol, params, seed,
+                                    first_game_id + o, hands_mode, n_hands, max_steps, check,
+                                    out_seat, out_hand, out_tot, out_mwin, o, lane)
 
 
 def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mode="hands",
@@ -261,7 +263,7 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     out_err = np.zeros(n_games, dtype=np.int64)
     for c0 in range(0, n_games, _CHUNK):
         c1 = min(n_games, c0 + _CHUNK)
-        st = State.empty(c1 - c0)
+        st = State.empty(min(c1 - c0, _LANES))      # one state row per lane, reused game after game
         s_seat = np.zeros((c1 - c0, n_hands, P_MAX, _NS), dtype=np.int64)
         s_tot = np.zeros((c1 - c0, P_MAX), dtype=np.int64)
         s_mwin = np.zeros((c1 - c0, P_MAX), dtype=np.float64)
