@@ -336,7 +336,7 @@ def forget_known(known):
     known[_KNOWN_GEN] += 1
 
 
-@njit(_nrt=False)
+@njit(inline="always")
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
     k = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
@@ -690,7 +690,7 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
     return -1
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                 hscore, hwin, rv, g, seat, known, mask, key, ctr):
     """What the compiled policy of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
