@@ -1850,7 +1850,7 @@ def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                         hwin, rv, g, a)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
     """``step`` without its legality check, for callers that already asked ``check_action`` about
