@@ -437,6 +437,13 @@ def _absorbable(t, stack, depth, prm):
     return False
 
 
+# The two recursive kernels (``_dfs``, ``_runs_first``) must only ever be called with plain int64
+# scalars.  A literal argument (``x = 0`` before a loop that adds to it is typed ``Literal[int](0)``
+# on numba's first inference pass) compiles a second overload whose recursion calls the first one:
+# that "type-varying" recursion is linked through a ``.numba.unresolved$`` symbol, and a process
+# that later loads the cached object without having compiled the other overload itself aborts in
+# LLVM (numba issues #6061, #9129; it crashed pytest workers).  tests/test_search_recursion.py
+# checks that each has exactly one, non-literal overload.
 @njit(_nrt=False)
 def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
          stack, best_stack, best, prm, rv, pen, natval, scratch):
@@ -1063,7 +1070,7 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
             and prm[P_SET_MAX] < 0 and prm[P_T] <= _DP_T and hand[52] <= _DP_J):
         # runs first, sets in closed form: cheap enough that the unmeldable-card filter below
         # would cost more than it saves
-        rem_pen = 0
+        rem_pen = zero      # never a literal 0: see the note above ``_dfs``
         for t in range(52):
             pool[t] = hand[t]
             rem_pen += hand[t] * pen[t]
@@ -1080,9 +1087,9 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
         _runs_first(zero, pool, np.int64(hand[52]), zero, rem_pen, zero, zero, stack, best_stack, best,
                     prm, rv, pen, scratch, dp, pick)
         return best[B_USED]
-    rem_pen = 0
-    rem_cnt = 0
-    rem_val = 0
+    rem_pen = zero
+    rem_cnt = zero
+    rem_val = zero
     pool[52] = 0
     for t in range(52):
         natval[t] = _natural_value(rv, t)
