@@ -219,7 +219,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     return True
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     """``_shortfall_with(hands, rv, g, p, round_idx, t, delta)`` from a workspace filled by
     ``_sf_prepare`` for the unchanged hand (which is left unchanged)."""
@@ -272,7 +272,7 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     return total
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def card_usefulness(hands, rv, g, p, t, held, gap_weight):
     """How much natural ``t`` helps seat ``p``'s hand toward melds.
 
@@ -412,7 +412,7 @@ def _sets_need_sum(hands, g, p, smin, T):
     return total
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _closer_with(hands, rv, g, p, round_idx, t):
     """``_shortfall_with(.., t, 1) < contract_shortfall(..)``: does card ``t`` bring the contract
     closer?  A card more never raises the run or the set term, so the answer is yes exactly when

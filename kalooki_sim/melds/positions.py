@@ -15,7 +15,7 @@ def pos_type(s, q):
     return s * 13 + (0 if (q == 1 or q == 14) else q - 1)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def suit_fewest_missing(hand, s, w, lo_min, hi_max):
     """Fewest naturals of suit ``s`` missing from any run of ``w`` positions in ``lo_min..hi_max``
     (``hand``: counts by card type; 99 if no window fits)."""
