@@ -413,6 +413,28 @@ def _sets_need_sum(hands, g, p, smin, T):
 
 
 @njit(_nrt=False, inline="always")
+def _best_window_covers(hand, s, w, lo_min, hi_max, q0):
+    """(``suit_fewest_missing(hand, s, w, lo_min, hi_max)``, does a window attaining it cover
+    position ``q0``?) in one pass."""
+    best = 99
+    covered = False
+    m = 0
+    for q in range(lo_min, hi_max + 1):
+        if hand[pos_type(s, q)] == 0:
+            m += 1
+        if q - lo_min >= w and hand[pos_type(s, q - w)] == 0:
+            m -= 1
+        if q - lo_min >= w - 1:
+            c = q - w + 1 <= q0 and q0 <= q
+            if m < best:
+                best = m
+                covered = c
+            elif m == best and c:
+                covered = True
+    return best, covered
+
+
+@njit(_nrt=False, inline="always")
 def _closer_with(hands, rv, g, p, round_idx, t):
     """``_shortfall_with(.., t, 1) < contract_shortfall(..)``: does card ``t`` bring the contract
     closer?  A card more never raises the run or the set term, so the answer is yes exactly when
@@ -444,6 +466,20 @@ def _closer_with(hands, rv, g, p, round_idx, t):
         w = rv[R_RUN_MIN_SIZE]
         lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
         hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+        if r != 0:
+            # t fills one position: suit s's best drops (by one) exactly when a window attaining
+            # it covers that position, and the sum of the F best suits then drops exactly when
+            # fewer than F other suits are strictly better
+            b, covered = _best_window_covers(hands[g, p], s, w, lo_min, hi_max, r + 1)
+            if not covered:
+                return False
+            if F >= 4:
+                return True
+            k = 0
+            for s2 in range(4):
+                if s2 != s and suit_fewest_missing(hands[g, p], s2, w, lo_min, hi_max) < b:
+                    k += 1
+            return k < F
         b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
         hands[g, p, t] += 1
         b_new = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
@@ -470,17 +506,18 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
 
 
 @njit(_nrt=False)
-def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
-    """The natural greedy discards if it is legal: the best held one by the measure of
-    ``greedy_action`` (legal or not; -1 if none held).  When it is legal it is also the best legal
-    one, so ``greedy_action`` only falls back to checking every card when it is not.  ``sfw``:
+def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw, skip):
+    """The natural greedy discards if it is legal: the best held one other than type ``skip``
+    (-1: none skipped) by the measure of ``greedy_action`` (legal or not; -1 if none held).  When
+    it is legal it is also the best legal one, so ``greedy_action`` asks again without it when it
+    is not (the card just taken may not go back) and only then checks every card.  ``sfw``:
     scratch, int64[_SFW_LEN + JOKER]."""
     fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
     # the measure is (shortfall, usefulness, -penalty), first card on ties: the shortfall of every
     # card first, then usefulness only for the cards with the least shortfall
     min_sf = 1 << 40
     for t in range(JOKER):
-        if hands[g, seat, t] == 0:
+        if hands[g, seat, t] == 0 or t == skip:
             continue
         sf = 0
         if not laid and contract:
@@ -495,7 +532,7 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     best_u = 1e300
     best_pen = -1
     for t in range(JOKER):
-        if hands[g, seat, t] == 0 or sfw[_SFW_LEN + t] != min_sf:
+        if hands[g, seat, t] == 0 or t == skip or sfw[_SFW_LEN + t] != min_sf:
             continue
         pen = rv[R_PENALTY + t]
         u = 0.0
@@ -623,10 +660,17 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             if a >= 0:
                 return a
         laid = ps[g, seat, PS_LAID] == 1
-        best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, known[_KNOWN_SCRATCH:])
+        best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, known[_KNOWN_SCRATCH:], -1)
         if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
                              mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + best
+        if best >= 0:
+            # usually the card just taken: the best of the others is the best legal card if legal
+            best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, known[_KNOWN_SCRATCH:],
+                                 best)
+            if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
+                                 mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                return A_DISCARD + best
         best = -1
         best_sf = 1 << 40
         best_u = 1e300

@@ -106,3 +106,39 @@ def test_legality_checks_leave_the_position_unchanged():
     assert game.check("draw discard") == L.E_NOT_USABLE
     assert game.legal_action_texts() == ["draw stock"]
     assert all((a == b).all() for a, b in zip(before.arrays(), game.state.arrays()))
+
+
+@pytest.mark.parametrize("name,kw", [("caribbean", {}), ("k40", {}), ("na15", {}), ("american", {}),
+                                     ("k40", {"set_allow_duplicate_suit": True}),
+                                     ("k40", {"run_adjacent_jokers": False})])
+def test_unmeldable_card_changes_no_lay_down(name, kw):
+    """The certificate's test for the new card (``search.natural_meldable``): whenever it says a
+    held natural fits in no meld, the best lay-down of the hand (the opening, and new melds after
+    it) is exactly that of the hand without any copy of the card."""
+    from kalooki_sim.melds.search import MAX_MELDS, REC, best_lay_down_min, natural_meldable, new_workspace
+
+    r = load_rules(name, **kw)
+    rv = r.to_vector()
+    n_rounds = len(r.contracts) if r.opening_mode == "contract" else 1
+    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
+    best_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    best = np.zeros(4, dtype=np.int64)
+    ws = new_workspace()
+    rng = np.random.default_rng(11)
+    unmeldable = with_lay_down = 0
+    for i in range(1500):
+        cards = rng.choice(deck, size=int(rng.integers(6, 16)), replace=False)
+        hand = np.bincount(cards, minlength=L.N_TYPES).astype(np.int64)
+        rnd = i % n_rounds
+        for t in np.flatnonzero(hand[:52]):
+            if natural_meldable(hand, rv, t):
+                continue
+            unmeldable += 1
+            without = hand.copy()
+            without[t] = 0
+            for min_points in (-1, 1):
+                got = best_lay_down_min(hand, rv, rnd, min_points, best_stack, best, ws)
+                want = best_lay_down_min(without, rv, rnd, min_points, best_stack, best, ws)
+                assert got == want, (name, sorted(cards.tolist()), int(t), min_points)
+                with_lay_down += got >= 0
+    assert unmeldable > 1000 and with_lay_down > 100, (unmeldable, with_lay_down)

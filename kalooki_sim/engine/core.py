@@ -62,7 +62,7 @@ import numpy as np
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
-from ..melds.search import best_lay_down_min
+from ..melds.search import best_lay_down_min, natural_meldable
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -442,8 +442,9 @@ def _certified_no_plan(ps, rv, g, p, hand, laid):
 
     Lay-downs are monotone: a lay-down of a hand is one of every hand holding it.  So no sub-hand
     of a certified hand F has one; and a hand with one card of type c more than F has only
-    lay-downs that place every copy of c (one placing fewer lies within F), so none if c can join
-    no meld.  That settles most searches of a hand that changes by a draw and a discard."""
+    lay-downs that place every copy of c (one placing fewer lies within F), so none if c fits in
+    no meld with the hand's cards (``melds.search.natural_meldable``, the search's own filter).
+    That settles most searches of a hand that changes by a draw and a discard."""
     if ps[g, p, PS_CERT] != 1 + laid:
         return False
     extra = -1
@@ -455,7 +456,7 @@ def _certified_no_plan(ps, rv, g, p, hand, laid):
             extra = t
     if extra < 0:
         return True
-    return extra != JOKER and not _could_join(hand, rv, extra, 1)
+    return extra != JOKER and not natural_meldable(hand, rv, extra)
 
 
 @njit(_nrt=False)

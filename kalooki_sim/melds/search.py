@@ -656,10 +656,11 @@ def _contract_joker_bound(hand, prm):
     return need
 
 
-@njit(_nrt=False)
-def _meldable(hand, t, prm):
-    """Can natural t (in this hand) sit in any meld at all?  Cards that cannot are simply left in
-    hand and kept out of the search, which also tightens its upper bound."""
+@njit(_nrt=False, inline="always")
+def _fits_some_meld(hand, t, set_min_nat, set_min, set_dup, run_min, lo_min, hi_max, adj_ok):
+    """Can natural t (in this hand) sit in any meld at all, with the hand's other cards and its
+    jokers (``hand[52]``)?  A set needs enough partners of its rank; a run some window of
+    ``run_min`` positions through t with no more gaps than jokers."""
     jk = hand[52]
     s = t // 13
     r = t % 13
@@ -668,19 +669,24 @@ def _meldable(hand, t, prm):
         c = hand[s2 * 13 + r]
         if s2 == s:
             c -= 1
-        if prm[P_SET_DUP] == 0 and c > 1:
+        if set_dup == 0 and c > 1:
             c = 1
-        if prm[P_SET_DUP] == 0 and s2 == s:
+        if set_dup == 0 and s2 == s:
             c = 0
         others += c
-    if others + 1 >= prm[P_SET_MIN_NAT] and others + 1 + jk >= prm[P_SET_MIN]:
+    if others + 1 >= set_min_nat and others + 1 + jk >= set_min:
         return True
-    w = prm[P_RUN_MIN]
+    w = run_min
     for pi in range(2):
-        p = _natural_pos(r, pi, prm)
-        if p < 0:
+        if r == 0:                       # an ace sits low (pass 0) or high (pass 1) where allowed
+            p = 1 if pi == 0 else 14
+            if (p == 1 and lo_min != 1) or (p == 14 and hi_max != 14):
+                continue
+        elif pi == 0:
+            p = r + 1
+        else:
             continue
-        for lo in range(max(prm[P_LO_MIN], p - w + 1), min(p, prm[P_HI_MAX] - w + 1) + 1):
+        for lo in range(max(lo_min, p - w + 1), min(p, hi_max - w + 1) + 1):
             miss = 0
             prev_miss = False
             adj = False
@@ -692,9 +698,28 @@ def _meldable(hand, t, prm):
                     prev_miss = True
                 else:
                     prev_miss = False
-            if miss <= jk and (prm[P_ADJ_OK] == 1 or not adj):
+            if miss <= jk and (adj_ok == 1 or not adj):
                 return True
     return False
+
+
+@njit(_nrt=False)
+def _meldable(hand, t, prm):
+    """Can natural t (in this hand) sit in any meld at all?  Cards that cannot are simply left in
+    hand and kept out of the search, which also tightens its upper bound."""
+    return _fits_some_meld(hand, t, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP], prm[P_RUN_MIN],
+                           prm[P_LO_MIN], prm[P_HI_MAX], prm[P_ADJ_OK])
+
+
+@njit(_nrt=False)
+def natural_meldable(hand, rv, t):
+    """``_meldable`` under the rule vector: False means no lay-down of ``hand`` (int64 or int8
+    counts by card type, jokers at 52) can place natural ``t``, so the search need not run for a
+    hand that differs from one without a lay-down only by t (``engine.core._certified_no_plan``)."""
+    return _fits_some_meld(hand, t, rv[R_SET_MIN_NATURALS], rv[R_SET_MIN_SIZE],
+                           rv[R_SET_ALLOW_DUPLICATE_SUIT], rv[R_RUN_MIN_SIZE],
+                           1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13,
+                           rv[R_RUN_ADJACENT_JOKERS])
 
 
 # ------------------------------------------------------------------------------------------------
