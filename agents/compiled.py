@@ -569,18 +569,20 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     top = -1
     if nd > 0:
         top = np.int64(disc[g, nd - 1])
+    # a call or deny needs both the wish and legality: the cheaper wish is asked first (the seat
+    # asked to call is eligible, so the check would mostly pass anyway)
     if ph == PH_CALL:
-        if _ok(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
-            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
+        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
+            if _ok(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
+                   minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_CALL
         if _ok(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_PASS
     elif ph == PH_ALLOW:
-        if _ok(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
-            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
+        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
+            if _ok(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
+                   minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_DENY
         if _ok(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):

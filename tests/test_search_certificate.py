@@ -142,3 +142,46 @@ def test_unmeldable_card_changes_no_lay_down(name, kw):
                 assert got == want, (name, sorted(cards.tolist()), int(t), min_points)
                 with_lay_down += got >= 0
     assert unmeldable > 1000 and with_lay_down > 100, (unmeldable, with_lay_down)
+
+
+def _scratch(state):
+    return state.plan[0, 0, L.PLAN_MELDS:].reshape(-1)
+
+
+@pytest.mark.parametrize("name", ["k40", "k51", "na15", "american"])
+def test_memo_of_the_discard_draw_check_gives_the_searched_plan(name):
+    """A restricted discard draw is checked by searching the hand with the card; the engine then
+    reuses that search for the plan (``core._memo_plan``) instead of searching again.  Drawing with
+    the memo and with it erased must give the same plans."""
+    rules = load_rules(name)
+    rng = np.random.default_rng(7)
+    hits = 0
+    for seed in range(40):
+        game = Game(rules, n_players=4, seed=seed)
+        for _ in range(300):
+            if game.terminal:
+                break
+            mask = game.legal_mask()
+            if int(game.state.gs[0, L.G_PHASE]) == L.PH_DRAW and mask[L.A_DRAW_DISCARD]:
+                memo = game.copy()
+                assert core.check_action(*memo.state.arrays(), memo.rv, 0, L.A_DRAW_DISCARD) == 0
+                bare = memo.copy()
+                _scratch(bare.state)[L.W_MEMO_OK] = 0
+                p = int(memo.state.gs[0, L.G_ACTIVE])
+                with_top = memo.state.hands[0, p].astype(np.int64)
+                with_top[int(memo.state.disc[0, memo.state.gs[0, L.G_DISC_N] - 1])] += 1
+                hits += bool(_scratch(memo.state)[L.W_MEMO_OK] == 1
+                             and (_scratch(memo.state)[L.W_HAND:L.W_HAND + L.N_TYPES] == with_top).all())
+                for g in (memo, bare):
+                    assert core.step(*g.state.arrays(), g.rv, 0, L.A_DRAW_DISCARD) == 0
+                nm_a, rec_a = _plans(memo)
+                nm_b, rec_b = _plans(bare)
+                assert nm_a == nm_b and (rec_a == rec_b).all(), (name, seed, str(game))
+                assert (memo.state.plan_n == bare.state.plan_n).all()
+            acts = np.flatnonzero(mask)
+            lays = [a for a in acts if L.A_LAY <= a < L.A_DISCARD]
+            if mask[L.A_DRAW_DISCARD] and rng.random() < 0.7:
+                game.apply(L.A_DRAW_DISCARD)
+            else:
+                game.apply(int(lays[0]) if lays else int(rng.choice(acts)))
+    assert hits > 20, hits          # the memo really was used

@@ -99,7 +99,8 @@ from .layout import (
     MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_ACTIONS,
     N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_OVER, PH_PLAY, PLAN_MELDS, PLAN_REC, PS_CALLS,
     PS_CERT, PS_CERT_HAND,
-    MELD_W, W_BEST, W_FLAT, W_HAND, W_LEN, W_MANIP, W_OUT, W_WS,
+    MELD_W, W_BEST, W_FLAT, W_HAND, W_LEN, W_MANIP, W_MEMO_LAID, W_MEMO_NM, W_MEMO_OK, W_MEMO_ROUND,
+    W_OUT, W_WS,
     PS_CALLS_BASE, PS_LAID, PS_TOTAL, A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, E_BREAKS_MELD,
     E_KIND, E_MANIP_CAP, E_NO_MANIP, E_NOT_IN_MELD, E_TAKE_JOKER, G_MANIPS, G_OWED,
     MANIP_MAX_PER_TURN, NMI, A_UPSWAP, PH_UPSWAP, E_OPENING_SHORT, G_OPEN_DEBT, G_PLAN_DEBT,
@@ -483,6 +484,7 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
         if not could_join_new_meld(hands, rv, g, p, want, 0 if t_add == want else 1):
             return False
     work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+    work[W_MEMO_OK] = 0
     hand = work[W_HAND:W_OUT]
     for t in range(N_TYPES):
         hand[t] = hands[g, p, t]
@@ -494,9 +496,33 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
         return False
     out = work[W_OUT:W_BEST].reshape((PLAN_MELDS, PLAN_REC))
     nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work)
+    work[W_MEMO_OK] = 1
+    work[W_MEMO_LAID] = 1 if laid else 0
+    work[W_MEMO_ROUND] = gs[g, G_ROUND]
+    work[W_MEMO_NM] = nm
     if nm < 0:
         return False
     return _plan_count(out, nm, want) > 0
+
+
+@njit(_nrt=False)
+def _memo_plan(hands, plan, g, p, laid, rnd, work):
+    """Copy into plan 0 the plan of seat ``p``'s hand if the last hypothetical search
+    (``_hand_plan_places``) was of this very hand (same cards, laid flag and round) and return its
+    number of melds (-1: none); -2 when there is no such search.  A plan is a pure function of
+    those, and a restricted discard draw is checked with exactly the hand the draw then gives,
+    so the engine need not search it twice."""
+    if (work[W_MEMO_OK] != 1 or work[W_MEMO_LAID] != (1 if laid else 0)
+            or work[W_MEMO_ROUND] != rnd):
+        return -2
+    for t in range(N_TYPES):
+        if work[W_HAND + t] != hands[g, p, t]:
+            return -2
+    nm = work[W_MEMO_NM]
+    for i in range(nm):
+        for k in range(PLAN_REC):
+            plan[g, 0, i, k] = work[W_OUT + i * PLAN_REC + k]
+    return nm
 
 
 @njit(_nrt=False)
@@ -515,12 +541,15 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
         return
     gs[g, G_PLAN_DEBT] = 0
     work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
-    hand = work[W_HAND:W_OUT]
-    for t in range(N_TYPES):
-        hand[t] = hands[g, p, t]
-    if _certified_no_plan(ps, rv, g, p, hand, laid):
-        return
-    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work)
+    hand = work[W_HAND:W_OUT]                           # on a memo hit it holds this hand
+    nm = _memo_plan(hands, plan, g, p, laid, gs[g, G_ROUND], work)
+    if nm == -2:
+        work[W_MEMO_OK] = 0
+        for t in range(N_TYPES):
+            hand[t] = hands[g, p, t]
+        if _certified_no_plan(ps, rv, g, p, hand, laid):
+            return
+        nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work)
     if nm >= 0:
         _offer_plan(plan, plan_n, g, nm)
     else:
@@ -546,6 +575,7 @@ def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     if (plan_n[g, 0, 0] < 0 and ps[g, p, PS_LAID] == 0 and rv[R_OPENING_COUNTS_LAYOFFS] == 1
             and rv[R_OPENING_MODE] == 1):
         work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+        work[W_MEMO_OK] = 0
         hand = work[W_HAND:W_OUT]
         for t in range(N_TYPES):
             hand[t] = hands[g, p, t]

@@ -108,14 +108,20 @@ NMI = 10
 
 # engine scratch in plan[g, 0, PLAN_MELDS:] (flattened): a hand's counts, a hypothetical plan, the
 # search's result slots and workspace; two table melds and a hand saved while a manipulation is
-# tried (MELD_W = one meld as saved by core._save_meld)
+# tried (MELD_W = one meld as saved by core._save_meld); the memo of the last hypothetical search
+# (W_MEMO_*: is W_OUT the plan of the hand in W_HAND, for which laid flag and round, and of how
+# many melds; core._memo_plan)
 MELD_W = NMI + 2 * L_MAX
 W_HAND = 0
 W_OUT = W_HAND + 53
 W_BEST = W_OUT + PLAN_MELDS * PLAN_REC
 W_WS = W_BEST + 4
 W_MANIP = W_WS + WS_LEN
-W_LEN = W_MANIP + 2 * MELD_W + 53
+W_MEMO_OK = W_MANIP + 2 * MELD_W + 53
+W_MEMO_LAID = W_MEMO_OK + 1
+W_MEMO_ROUND = W_MEMO_OK + 2
+W_MEMO_NM = W_MEMO_OK + 3
+W_LEN = W_MEMO_OK + 4
 PLAN_ROWS = PLAN_MELDS + (W_LEN + PLAN_REC - 1) // PLAN_REC
 W_FLAT = (PLAN_ROWS - PLAN_MELDS) * PLAN_REC
 
