@@ -492,6 +492,8 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
         hand[t_add] += 1
     if t_rem >= 0:
         hand[t_rem] -= 1
+    if want != JOKER and not natural_meldable(hand, rv, want):
+        return False                    # no meld of this hand can hold it (tighter than above)
     if _certified_no_plan(ps, rv, g, p, hand, laid):
         return False
     out = work[W_OUT:W_BEST].reshape((PLAN_MELDS, PLAN_REC))

@@ -686,19 +686,15 @@ def _fits_some_meld(hand, t, set_min_nat, set_min, set_dup, run_min, lo_min, hi_
             p = r + 1
         else:
             continue
-        for lo in range(max(lo_min, p - w + 1), min(p, hi_max - w + 1) + 1):
-            miss = 0
-            prev_miss = False
-            adj = False
-            for q in range(lo, lo + w):
-                if q != p and hand[pos_type(s, q)] == 0:
-                    miss += 1
-                    if prev_miss:
-                        adj = True
-                    prev_miss = True
-                else:
-                    prev_miss = False
-            if miss <= jk and (adj_ok == 1 or not adj):
+        lo_first = max(lo_min, p - w + 1)
+        lo_last = min(p, hi_max - w + 1)
+        have = 0                         # positions near p that hold a natural (p: t itself)
+        for q in range(lo_first, lo_last + w):
+            if q == p or hand[pos_type(s, q)] > 0:
+                have |= 1 << q
+        for lo in range(lo_first, lo_last + 1):
+            gaps = (((1 << w) - 1) << lo) & ~have
+            if _popcount16(gaps) <= jk and (adj_ok == 1 or (gaps & (gaps >> 1)) == 0):
                 return True
     return False
 
