@@ -47,7 +47,9 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
 from kalooki_sim.jit import njit
-from kalooki_sim.melds.positions import fewest_missing_in_runs, pos_type, suit_fewest_missing, sum_smallest4
+from kalooki_sim.melds.positions import (
+    best_window_covers, fewest_missing_in_runs, pos_type, suit_fewest_missing, sum_smallest4,
+)
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, R_RUN_MIN_SIZE,
@@ -413,28 +415,6 @@ def _sets_need_sum(hands, g, p, smin, T):
 
 
 @njit(_nrt=False, inline="always")
-def _best_window_covers(hand, s, w, lo_min, hi_max, q0):
-    """(``suit_fewest_missing(hand, s, w, lo_min, hi_max)``, does a window attaining it cover
-    position ``q0``?) in one pass."""
-    best = 99
-    covered = False
-    m = 0
-    for q in range(lo_min, hi_max + 1):
-        if hand[pos_type(s, q)] == 0:
-            m += 1
-        if q - lo_min >= w and hand[pos_type(s, q - w)] == 0:
-            m -= 1
-        if q - lo_min >= w - 1:
-            c = q - w + 1 <= q0 and q0 <= q
-            if m < best:
-                best = m
-                covered = c
-            elif m == best and c:
-                covered = True
-    return best, covered
-
-
-@njit(_nrt=False, inline="always")
 def _closer_with(hands, rv, g, p, round_idx, t):
     """``_shortfall_with(.., t, 1) < contract_shortfall(..)``: does card ``t`` bring the contract
     closer?  A card more never raises the run or the set term, so the answer is yes exactly when
@@ -470,7 +450,7 @@ def _closer_with(hands, rv, g, p, round_idx, t):
             # t fills one position: suit s's best drops (by one) exactly when a window attaining
             # it covers that position, and the sum of the F best suits then drops exactly when
             # fewer than F other suits are strictly better
-            b, covered = _best_window_covers(hands[g, p], s, w, lo_min, hi_max, r + 1)
+            b, covered = best_window_covers(hands[g, p], s, w, lo_min, hi_max, r + 1)
             if not covered:
                 return False
             if F >= 4:

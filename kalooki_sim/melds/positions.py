@@ -16,19 +16,32 @@ def pos_type(s, q):
 
 
 @njit(_nrt=False, inline="always")
-def suit_fewest_missing(hand, s, w, lo_min, hi_max):
-    """Fewest naturals of suit ``s`` missing from any run of ``w`` positions in ``lo_min..hi_max``
-    (``hand``: counts by card type; 99 if no window fits)."""
+def best_window_covers(hand, s, w, lo_min, hi_max, q0):
+    """(``suit_fewest_missing``, does a window attaining it cover position ``q0``?) in one pass:
+    a card added at an empty ``q0`` lowers the suit's fewest missing exactly when one does."""
     best = 99
+    covered = False
     m = 0
     for q in range(lo_min, hi_max + 1):
         if hand[pos_type(s, q)] == 0:
             m += 1
         if q - lo_min >= w and hand[pos_type(s, q - w)] == 0:
             m -= 1
-        if q - lo_min >= w - 1 and m < best:
-            best = m
-    return best
+        if q - lo_min >= w - 1:
+            c = q - w + 1 <= q0 and q0 <= q
+            if m < best:
+                best = m
+                covered = c
+            elif m == best and c:
+                covered = True
+    return best, covered
+
+
+@njit(_nrt=False, inline="always")
+def suit_fewest_missing(hand, s, w, lo_min, hi_max):
+    """Fewest naturals of suit ``s`` missing from any run of ``w`` positions in ``lo_min..hi_max``
+    (``hand``: counts by card type; 99 if no window fits)."""
+    return best_window_covers(hand, s, w, lo_min, hi_max, -1)[0]
 
 
 @njit(_nrt=False)
