@@ -18,8 +18,10 @@ from kalooki_sim.melds.search import _dfs, _runs_first
 
 
 def _cached_signatures(dispatcher):
+    """Distinct signatures in the kernel's cache index (a cache shared by machines with other
+    CPUs holds one entry per signature and CPU)."""
     index = dispatcher._cache._cache_file._load_index()
-    return [key[0] for key in index]
+    return sorted({key[0] for key in index}, key=str)
 
 
 @pytest.fixture(scope="module", autouse=True)
