@@ -16,27 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.engine.core import _hand_plan_places, check_action
+from kalooki_sim.engine.core import _hand_plan_places, check_action, could_join_new_meld
 from kalooki_sim.engine.layout import (
     A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN,
     MI_LO, MK_RUN, MK_SET, PS_LAID,
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.melds.search import natural_meldable
 from kalooki_sim.rulevec import R_TABLE_MANIPULATION
 
 __all__ = ["greedy_manipulation"]
-
-
-@njit(_nrt=False)
-def _fits_when_taken(hands, rv, g, seat, c):
-    """Could table card ``c``, once taken into the hand, sit in any meld with the hand's cards?
-    If not, no plan places it, so the take is not worth checking."""
-    hands[g, seat, c] += 1
-    ok = natural_meldable(hands[g, seat], rv, c)
-    hands[g, seat, c] -= 1
-    return ok
 
 
 @njit(_nrt=False)
@@ -81,7 +70,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
             for side in range(2):
                 a = A_TAKE_END + m * 2 + side
                 c = np.int64(mcards[g, m, minfo[g, m, MI_HI] if side == 0 else minfo[g, m, MI_LO]])
-                if c == JOKER or not _fits_when_taken(hands, rv, g, seat, c):
+                if c == JOKER or not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:
@@ -91,7 +80,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
             for s in range(4):
                 a = A_SETTAKE + m * 4 + s
                 c = s * 13 + minfo[g, m, MI_KEY]
-                if not _fits_when_taken(hands, rv, g, seat, c):
+                if not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:

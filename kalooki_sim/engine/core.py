@@ -78,7 +78,7 @@ from ..rulevec import (
     R_MAX_TURNS_PER_HAND, R_MAX_VOID_REPLAYS, R_N_DECKS, R_N_HANDS, R_N_JOKERS, R_N_ROUNDS,
     R_NEW_MELDS_AFTER_OPENING, R_OPENING_MIN_POINTS, R_OPENING_MODE,
     R_PENALTY, R_PLAY_DIRECTION, R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
-    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_SET_MIN_SIZE, R_STOCK_EXHAUSTION, R_TIE_RULE, R_UPCARD,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_STOCK_EXHAUSTION, R_TIE_RULE, R_UPCARD,
     ROUND_STRIDE, R_END_TAKE_MAY_TAKE_JOKER, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION,
     R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN, R_KALOOKI_EXEMPT_FROM_OPENING_MIN, R_DEALER_MAY_SWAP_UPCARD,
     R_JOKER_SET_MELD_VALUE, R_MELD_VALUE, R_OPENING_COUNTS_LAYOFFS,
@@ -399,41 +399,21 @@ def _plan_count(rec, nm, t):
 
 
 @njit(_nrt=False)
-def _could_join(hand, rv, c, held):
-    """``could_join_new_meld`` for the card counts ``hand`` (one row of ``hands``, or a copy)."""
-    j = np.int64(hand[JOKER])
-    s = c // 13
-    r = c % 13
-    partners = 0
-    for s2 in range(4):
-        n = np.int64(hand[s2 * 13 + r])
-        if s2 == s:
-            n -= held
-        if rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
-            n = min(n, 1) if s2 != s else 0
-        partners += max(n, 0)
-    if partners + j >= rv[R_SET_MIN_SIZE] - 1:
-        return True
-    w = rv[R_RUN_MIN_SIZE] - 1
-    near = 0
-    for q0 in (r + 1, 14):                    # run positions of c (an ace also sits at 14)
-        if q0 == 14 and r != 0:
-            continue
-        for q in range(max(1, q0 - w), min(14, q0 + w) + 1):
-            if q != q0 and hand[pos_type(s, q)] > 0:
-                near += 1
-    return near + j >= w
-
-
-@njit(_nrt=False)
 def could_join_new_meld(hands, rv, g, p, c, held):
     """Necessary condition for natural ``c`` to go into a new meld with cards of seat ``p``'s hand:
-    enough naturals of its rank for a set, or same-suit naturals within reach for a run, jokers
-    counting for either.  ``held`` = 1 when one copy of ``c`` in ``hands`` is ``c`` itself.
+    the search's own filter (``melds.search.natural_meldable``: enough naturals of its rank for a
+    set, or a run window through it with no more gaps than jokers).  ``held`` = 1 when one copy of
+    ``c`` in ``hands`` is ``c`` itself, 0 when ``c`` would come on top (added for the test and
+    taken back).
 
     Cheap, and false for most cards, so the exact lay-down search is skipped for hopeless ones
     (tests check that it holds whenever the search melds the card)."""
-    return _could_join(hands[g, p], rv, c, held)
+    if held == 1:
+        return natural_meldable(hands[g, p], rv, c)
+    hands[g, p, c] += 1
+    ok = natural_meldable(hands[g, p], rv, c)
+    hands[g, p, c] -= 1
+    return ok
 
 
 @njit(_nrt=False)
@@ -492,8 +472,6 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
         hand[t_add] += 1
     if t_rem >= 0:
         hand[t_rem] -= 1
-    if want != JOKER and not natural_meldable(hand, rv, want):
-        return False                    # no meld of this hand can hold it (tighter than above)
     if _certified_no_plan(ps, rv, g, p, hand, laid):
         return False
     out = work[W_OUT:W_BEST].reshape((PLAN_MELDS, PLAN_REC))
