@@ -48,7 +48,8 @@ from kalooki_sim.engine.layout import (
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
-    best_window_covers, fewest_missing_in_runs, pos_type, suit_fewest_missing, sum_smallest4,
+    best_window_covers, best_windows, fewest_missing_in_runs, pos_type, run_mask, suit_fewest_missing,
+    sum_smallest4,
 )
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
@@ -118,46 +119,23 @@ def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
 # Incremental shortfall: the greedy agent asks for the shortfall of the hand with one card more or
 # less (every discard candidate, every offered discard).  A one-card change touches one suit of the
 # run part and one rank of the set part, so the rest is computed once per decision into a small
-# workspace ``sfw`` (int64[_SFW_LEN]) and each candidate only rescans its own suit.  The result is
-# exactly ``contract_shortfall`` of the changed hand (tests/test_greedy_fast.py checks that).
-_SFW_RC = 0          # naturals held per rank (13)
-_SFW_SB = 13         # fewest missing naturals in a run window, per suit (4)
-_SFW_HIST = 17       # ranks per set need 0..smin (smin + 1 <= _SFW_HMAX)
+# workspace ``sfw`` (int64[_SFW_LEN]) and each candidate costs a few lookups (a natural other than
+# an ace leaving) or one rescan of its suit's positions.  The result is exactly
+# ``contract_shortfall`` of the changed hand (tests/test_greedy_fast.py checks that).
+_SFW_SB = 0          # fewest missing naturals in a run window, per suit (4)
+_SFW_COV = 4         # per suit: positions every best run window covers (bit mask; 0 if none fits)
+_SFW_PM = 8          # per suit: run positions held (``positions.run_mask``)
+_SFW_RC = 12         # naturals held per rank (13)
+_SFW_HIST = 25       # ranks per set need 0..smin (smin + 2 <= _SFW_HMAX)
 _SFW_HMAX = 15
 _SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
-_SFW_ILO = _SFW_BASE + 1   # per suit: the positions every best run window covers, [ILO, IHI]
-_SFW_IHI = _SFW_ILO + 4
 # ... and the two terms after one card leaves, which depend only on its suit and its rank's count:
-_SFW_RUN_SAME = _SFW_IHI + 4     # run term when no suit's best window loses a card
+_SFW_RUN_SAME = _SFW_BASE + 1        # run term when no suit's best window loses a card
 _SFW_RUN_DROP = _SFW_RUN_SAME + 1    # run term when suit s's best grows by one (4)
-_SFW_SET_SAME = _SFW_RUN_DROP + 4    # set term when the rank's need does not change
-_SFW_SET_MINUS = _SFW_SET_SAME + 1   # set term when a rank held c times (1..smin) loses one
-_SFW_LEN = _SFW_SET_MINUS + _SFW_HMAX
-
-
-@njit(_nrt=False)
-def _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw):
-    """``suit_fewest_missing``, also storing in ``sfw[_SFW_ILO + s]``/``sfw[_SFW_IHI + s]`` the positions
-    shared by every window that attains it (last best window's start .. first one's end)."""
-    best = 99
-    m = 0
-    ilo = 1
-    ihi = 0
-    for q in range(lo_min, hi_max + 1):
-        if hands[g, p, pos_type(s, q)] == 0:
-            m += 1
-        if q - lo_min >= w and hands[g, p, pos_type(s, q - w)] == 0:
-            m -= 1
-        if q - lo_min >= w - 1:
-            if m < best:
-                best = m
-                ilo = q - w + 1
-                ihi = q
-            elif m == best:
-                ilo = q - w + 1
-    sfw[_SFW_ILO + s] = ilo
-    sfw[_SFW_IHI + s] = ihi
-    return best
+_SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses one (c = 1..smin;
+                                     # c = smin + 1 stands for "more than smin": unchanged)
+_SFW_HELD = _SFW_SET_MINUS + _SFW_HMAX   # the naturals held, as a list (``_discard_pick``)
+_SFW_LEN = _SFW_HELD + JOKER
 
 
 @njit(_nrt=False)
@@ -182,20 +160,31 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     T = rv[base]
     F = rv[base + 1]
     smin = rv[R_SET_MIN_SIZE]
-    if smin < 0 or smin + 1 > _SFW_HMAX:
+    if smin < 0 or smin + 2 > _SFW_HMAX:
         return False
     w = rv[R_RUN_MIN_SIZE]
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    hand = hands[g, p]
     for s in range(4):
-        sfw[_SFW_SB + s] = _suit_best_span(hands, g, p, s, w, lo_min, hi_max, sfw) if F > 0 else 0
+        pm = run_mask(hand, s, lo_min, hi_max)
+        sfw[_SFW_PM + s] = pm
+        b = 0
+        every = np.int64(0)
+        if F > 0:
+            b, every, _ = best_windows(pm, w, lo_min, hi_max)
+        sfw[_SFW_SB + s] = b
+        sfw[_SFW_COV + s] = every if b != 99 else 0
     for i in range(smin + 1):
         sfw[_SFW_HIST + i] = 0
     for r in range(13):
-        c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+        c = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
         sfw[_SFW_RC + r] = c
         sfw[_SFW_HIST + max(smin - c, 0)] += 1
-    total = -np.int64(hands[g, p, JOKER])
+    total = -np.int64(hand[JOKER])
+    for s in range(4):
+        sfw[_SFW_RUN_DROP + s] = 0
+    sfw[_SFW_RUN_SAME] = 0
     if F > 0:
         b0 = sfw[_SFW_SB]
         b1 = sfw[_SFW_SB + 1]
@@ -207,16 +196,19 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         sfw[_SFW_RUN_DROP + 2] = sum_smallest4(b0, b1, b2 + 1, b3, F)
         sfw[_SFW_RUN_DROP + 3] = sum_smallest4(b0, b1, b2, b3 + 1, F)
         total += sfw[_SFW_RUN_SAME]
+    for c in range(smin + 2):
+        sfw[_SFW_SET_MINUS + c] = 0
     if T > 0:
         hist = sfw[_SFW_HIST:_SFW_HIST + smin + 1]
-        sfw[_SFW_SET_SAME] = _sets_part(hist, smin, T)
+        same = _sets_part(hist, smin, T)
         for c in range(1, smin + 1):     # a rank held c times loses one: its need grows by one
             hist[smin - c] -= 1
             hist[smin - c + 1] += 1
             sfw[_SFW_SET_MINUS + c] = _sets_part(hist, smin, T)
             hist[smin - c + 1] -= 1
             hist[smin - c] += 1
-        total += sfw[_SFW_SET_SAME]
+        sfw[_SFW_SET_MINUS + smin + 1] = same
+        total += same
     sfw[_SFW_BASE] = total
     return True
 
@@ -227,34 +219,40 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     ``_sf_prepare`` for the unchanged hand (which is left unchanged)."""
     if t == JOKER:
         return sfw[_SFW_BASE] - delta
+    s = t // 13
+    r = t % 13
+    h = np.int64(hands[g, p, t])
+    if delta == -1 and r != 0 and h >= 1:
+        # a natural (not an ace) leaves: both terms were prepared, no branch needed.  The run term
+        # changes only if it was the suit's last copy and every best window of the suit covers its
+        # position; the set term only by its rank's count (more than smin: no change)
+        drop = ((sfw[_SFW_COV + s] >> (r + 1)) & 1) * (1 if h == 1 else 0)
+        c = min(sfw[_SFW_RC + r], rv[R_SET_MIN_SIZE] + 1)
+        return (-np.int64(hands[g, p, JOKER]) + sfw[_SFW_RUN_SAME]
+                + drop * (sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]) + sfw[_SFW_SET_MINUS + c])
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
     T = rv[base]
     F = rv[base + 1]
     total = -np.int64(hands[g, p, JOKER])
-    s = t // 13
-    r = t % 13
-    if delta == -1 and r != 0 and hands[g, p, t] >= 1:
-        # a natural (not an ace) leaves: both terms were prepared.  The run term changes only if
-        # it was the suit's last copy and every best window of the suit covers its position (the
-        # windows that do not cover it keep their count); the set term only by its rank's count
-        if F > 0:
-            q = r + 1
-            if (hands[g, p, t] == 1 and sfw[_SFW_SB + s] != 99
-                    and sfw[_SFW_ILO + s] <= q and q <= sfw[_SFW_IHI + s]):
-                total += sfw[_SFW_RUN_DROP + s]
-            else:
-                total += sfw[_SFW_RUN_SAME]
-        if T > 0:
-            c = sfw[_SFW_RC + r]
-            total += sfw[_SFW_SET_MINUS + c] if c <= rv[R_SET_MIN_SIZE] else sfw[_SFW_SET_SAME]
-        return total
     if F > 0:
-        w = rv[R_RUN_MIN_SIZE]
-        lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
-        hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-        hands[g, p, t] += delta
-        b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
-        hands[g, p, t] -= delta
+        # the suit's held positions change only if the count crosses zero: rescan that suit
+        pm = sfw[_SFW_PM + s]
+        if h + delta == 0 or h == 0:
+            w = rv[R_RUN_MIN_SIZE]
+            lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+            hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+            q = r + 1
+            bits = np.int64(1) << q
+            if r == 0:
+                bits = np.int64(0)
+                if lo_min == 1:
+                    bits |= 1 << 1
+                if hi_max == 14:
+                    bits |= 1 << 14
+            pm = pm & ~bits if h + delta == 0 else pm | bits
+            b = best_windows(pm, w, lo_min, hi_max)[0]
+        else:
+            b = sfw[_SFW_SB + s]
         b0 = b if s == 0 else sfw[_SFW_SB]
         b1 = b if s == 1 else sfw[_SFW_SB + 1]
         b2 = b if s == 2 else sfw[_SFW_SB + 2]
@@ -275,19 +273,21 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
 
 
 @njit(_nrt=False, inline="always")
-def card_usefulness(hands, rv, g, p, t, held, gap_weight):
+def card_usefulness(hands, rv, g, p, t, held, gapw):
     """How much natural ``t`` helps seat ``p``'s hand toward melds.
 
     Counts the other suits of its rank held (and a second copy when sets may repeat a suit) and
     same-suit cards one rank away (1 each) and two ranks away (``gap_weight`` each), aces at both
     ends where the rules allow.  ``held = 1`` when ``t`` itself is in the hand (excluded).  Jokers
-    are always very useful.
+    are always very useful.  (The counts are summed as integers and weighted once, so
+    ``_usefulness_masked`` gives exactly the same float.)
     """
     if t == JOKER:
         return 100.0
     s = t // 13
     r = t % 13
-    u = 0.0
+    n_one = 0
+    n_gap = 0
     for s2 in range(4):
         c = np.int64(hands[g, p, s2 * 13 + r])
         if s2 == s:
@@ -295,7 +295,7 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
             if rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
                 c = 0
         if c > 0:
-            u += 1.0
+            n_one += 1
     # run positions of the card (ace: 1 and 14)
     for k in range(2):
         if r == 0:
@@ -317,15 +317,44 @@ def card_usefulness(hands, rv, g, p, t, held, gap_weight):
             if q2 == 14 and rv[R_ACE_HIGH] == 0:
                 continue
             if hands[g, p, pos_type(s, q2)] > 0:
-                u += 1.0 if (d == 1 or d == -1) else gap_weight
-    return u
+                if d == 1 or d == -1:
+                    n_one += 1
+                else:
+                    n_gap += 1
+    return np.float64(n_one) + gapw * np.float64(n_gap)
+
+
+@njit(_nrt=False, inline="always")
+def _usefulness_masked(hands, g, p, t, held, pm, ace_low, ace_high, dup, gapw):
+    """``card_usefulness`` of natural ``t`` with its suit's run positions ``pm``
+    (``positions.run_mask``) already gathered: a few bit tests instead of a neighbour scan."""
+    s = t // 13
+    r = t % 13
+    n_one = ((1 if hands[g, p, r] > 0 else 0) + (1 if hands[g, p, 13 + r] > 0 else 0)
+             + (1 if hands[g, p, 26 + r] > 0 else 0) + (1 if hands[g, p, 39 + r] > 0 else 0)
+             - (1 if hands[g, p, t] > 0 else 0))
+    if dup and hands[g, p, t] - held > 0:
+        n_one += 1
+    if r == 0:
+        n_gap = 0
+        if ace_low:
+            n_one += (pm >> 2) & 1
+            n_gap += (pm >> 3) & 1
+        if ace_high:
+            n_one += (pm >> 13) & 1
+            n_gap += (pm >> 12) & 1
+    else:
+        q = r + 1
+        n_one += ((pm >> (q - 1)) & 1) + ((pm >> (q + 1)) & 1)
+        n_gap = ((pm >> (q - 2)) & 1) + ((pm >> (q + 2)) & 1)
+    return np.float64(n_one) + gapw * np.float64(n_gap)
 
 
 # A seat's decision memory: the legality cache (an entry per action, then the generation), then the
 # greedy discard's scratch, so that no decision allocates.
 _KNOWN_GEN = N_ACTIONS
 _KNOWN_SCRATCH = N_ACTIONS + 1
-KNOWN_LEN = _KNOWN_SCRATCH + _SFW_LEN + JOKER
+KNOWN_LEN = _KNOWN_SCRATCH + _SFW_LEN
 
 
 @njit(_nrt=False)
@@ -486,43 +515,55 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
 
 
 @njit(_nrt=False)
-def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw, skip):
-    """The natural greedy discards if it is legal: the best held one other than type ``skip``
-    (-1: none skipped) by the measure of ``greedy_action`` (legal or not; -1 if none held).  When
-    it is legal it is also the best legal one, so ``greedy_action`` asks again without it when it
-    is not (the card just taken may not go back) and only then checks every card.  ``sfw``:
-    scratch, int64[_SFW_LEN + JOKER]."""
-    fast = (not laid and contract and _sf_prepare(hands, rv, g, seat, rnd, sfw))
-    # the measure is (shortfall, usefulness, -penalty), first card on ties: the shortfall of every
-    # card first, then usefulness only for the cards with the least shortfall
-    min_sf = 1 << 40
-    for t in range(JOKER):
-        if hands[g, seat, t] == 0 or t == skip:
-            continue
+def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
+    """The two naturals greedy would discard first, ``(best, runner_up)`` (-1 where none), legal
+    or not, by the measure of ``greedy_action``.  When ``best`` is legal it is the best legal
+    card; when it is not (usually the card just taken, which may not go back) ``runner_up`` is the
+    best of the others, hence the best legal card if it is legal, and only then does greedy check
+    every card.  ``sfw``: scratch, int64[_SFW_LEN] (``_sf_prepare``'s workspace)."""
+    use_sf = not laid and contract
+    fast = use_sf and _sf_prepare(hands, rv, g, seat, rnd, sfw)
+    use_u = not laid or not contract
+    ace_low = np.int64(1) if rv[R_ACE_LOW] == 1 else np.int64(0)
+    ace_high = np.int64(1) if rv[R_ACE_HIGH] == 1 else np.int64(0)
+    dup = rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0
+    if use_u and not fast:           # (``_sf_prepare`` stored them)
+        for s in range(4):
+            sfw[_SFW_PM + s] = run_mask(hands[g, seat], s, 2 - ace_low, 13 + ace_high)
+    n = 0
+    for t in range(JOKER):           # the held naturals, gathered without a branch per type
+        sfw[_SFW_HELD + n] = t
+        n += 1 if hands[g, seat, t] > 0 else 0
+    # the measure is (shortfall, usefulness, -penalty), the first card on ties
+    best = -1
+    best_sf = 1 << 40
+    best_u = 1e300
+    best_pen = -1
+    second = -1
+    second_sf = 1 << 40
+    second_u = 1e300
+    second_pen = -1
+    for i in range(n):
+        t = sfw[_SFW_HELD + i]
         sf = 0
-        if not laid and contract:
+        if use_sf:
             if fast:
                 sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
             else:
                 sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
-        sfw[_SFW_LEN + t] = sf
-        if sf < min_sf:
-            min_sf = sf
-    best = -1
-    best_u = 1e300
-    best_pen = -1
-    for t in range(JOKER):
-        if hands[g, seat, t] == 0 or t == skip or sfw[_SFW_LEN + t] != min_sf:
+        if sf > second_sf:
             continue
-        pen = rv[R_PENALTY + t]
         u = 0.0
-        if not laid or not contract:
-            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-        if u < best_u or (u == best_u and pen > best_pen):
-            best = t
-            best_u = u
-            best_pen = pen
-    return best
+        if use_u:
+            u = _usefulness_masked(hands, g, seat, t, 1, sfw[_SFW_PM + t // 13], ace_low, ace_high,
+                                   dup, gapw)
+        pen = rv[R_PENALTY + t]
+        if sf < best_sf or (sf == best_sf and (u < best_u or (u == best_u and pen > best_pen))):
+            second, second_sf, second_u, second_pen = best, best_sf, best_u, best_pen
+            best, best_sf, best_u, best_pen = t, sf, u, pen
+        elif sf < second_sf or (sf == second_sf and (u < second_u or (u == second_u and pen > second_pen))):
+            second, second_sf, second_u, second_pen = t, sf, u, pen
+    return best, second
 
 
 @njit(_nrt=False, inline="always")
@@ -642,17 +683,14 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             if a >= 0:
                 return a
         laid = ps[g, seat, PS_LAID] == 1
-        best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, known[_KNOWN_SCRATCH:], -1)
+        best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
+                                        known[_KNOWN_SCRATCH:])
         if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
                              mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + best
-        if best >= 0:
-            # usually the card just taken: the best of the others is the best legal card if legal
-            best = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, known[_KNOWN_SCRATCH:],
-                                 best)
-            if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
-                                 mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                return A_DISCARD + best
+        if runner_up >= 0 and _ok(known, A_DISCARD + runner_up, gs, ps, hands, stock, disc, disc_by,
+                                  minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DISCARD + runner_up
         best = -1
         best_sf = 1 << 40
         best_u = 1e300

@@ -2,6 +2,9 @@
 
 * ``_sf_prepare``/``_sf_changed`` (one-card change of the hand, one suit rescanned) must equal
   ``contract_shortfall`` of the changed hand, for every contract rule set and round;
+* ``_usefulness_masked`` (bit tests on the suit's run positions) must equal ``card_usefulness``, and
+  ``_discard_pick``'s (best, runner-up) must be the first two cards of the measure computed from
+  the definitions;
 * ``_tack_may_fit`` may only rule out lay-offs that ``core._fit_err`` rejects (checked on the
   tables of real games of every preset).
 """
@@ -14,14 +17,17 @@ import pytest
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
 from kalooki_sim.agents.compiled import (
-    _SFW_BASE, _SFW_LEN, _closer_with, _sf_changed, _shortfall_with, _sf_prepare, _tack_may_fit, choose_action, contract_shortfall,
+    _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
+    _tack_may_fit, _usefulness_masked, card_usefulness, choose_action, contract_shortfall,
 )
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.state import State
+from kalooki_sim.melds.positions import best_windows, pos_type, run_mask
 from kalooki_sim.rng import rng_key
 from kalooki_sim.rulevec import (
-    R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_RUN_MIN_SIZE, R_SET_MIN_SIZE,
+    R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_PENALTY, R_RUN_MIN_SIZE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE,
 )
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american"]
@@ -63,6 +69,71 @@ def test_incremental_shortfall_matches_full(knobs):
                     hands[0, 1, t] -= delta
                     assert got == want, (rnd, t, delta)
             assert np.array_equal(hands, before)
+
+
+def test_best_windows_match_a_scan_of_every_window():
+    """``best_windows`` (popcounts of bit masks) against the windows listed one by one."""
+    rng = np.random.default_rng(11)
+    hand = np.zeros(L.N_TYPES, dtype=np.int8)
+    for _ in range(3000):
+        hand[:] = 0
+        for t in rng.integers(0, 52, size=int(rng.integers(0, 30))):
+            hand[t] += 1
+        s = int(rng.integers(0, 4))
+        lo_min = int(rng.integers(1, 3))
+        hi_max = int(rng.integers(13, 15))
+        w = int(rng.integers(2, 8))
+        missing = {a: sum(hand[pos_type(s, q)] == 0 for q in range(a, a + w))
+                   for a in range(lo_min, hi_max - w + 2)}
+        held = {q for q in range(lo_min, hi_max + 1) if hand[pos_type(s, q)] > 0}
+        assert run_mask(hand, s, lo_min, hi_max) == sum(1 << q for q in held)
+        best, every, some = best_windows(run_mask(hand, s, lo_min, hi_max), w, lo_min, hi_max)
+        fewest = min(missing.values(), default=99)
+        starts = [a for a, m in missing.items() if m == fewest]
+        assert best == fewest
+        assert every == (0 if not starts else
+                         sum(1 << q for q in range(1, 15) if all(a <= q < a + w for a in starts)))
+        assert some == sum(1 << q for q in range(1, 15) if any(a <= q < a + w for a in starts))
+
+
+def _random_hand(rng, hands):
+    hands[:] = 0
+    for t in rng.integers(0, L.N_TYPES, size=int(rng.integers(1, 20))):
+        if hands[0, 1, t] < 2:
+            hands[0, 1, t] += 1
+
+
+@pytest.mark.parametrize("knobs", KNOBS + [{R_SET_ALLOW_DUPLICATE_SUIT: 1}, {R_ACE_HIGH: 0, R_ACE_LOW: 0}])
+def test_masked_usefulness_and_discard_pick_match_definitions(knobs):
+    rv = np.array(load_rules("caribbean").to_vector(), dtype=np.int64)
+    for i, v in knobs.items():
+        rv[i] = v
+    rng = np.random.default_rng(7)
+    hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
+    sfw = np.zeros(_SFW_LEN, dtype=np.int64)
+    lo, hi = int(rv[R_ACE_LOW] == 1), int(rv[R_ACE_HIGH] == 1)
+    dup = bool(rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0)
+    n_runner_up = 0
+    for gapw in (0.5, 0.3, 1.7):
+        for rnd in range(rv[R_N_ROUNDS]):
+            for _ in range(25):
+                _random_hand(rng, hands)
+                masks = [run_mask(hands[0, 1], s, 2 - lo, 13 + hi) for s in range(4)]
+                for t in range(L.JOKER):
+                    for held in ((0, 1) if hands[0, 1, t] > 0 else (0,)):
+                        assert _usefulness_masked(hands, 0, 1, t, held, masks[t // 13], lo, hi, dup, gapw) \
+                            == card_usefulness(hands, rv, 0, 1, t, held, gapw), (t, held)
+                for laid in (False, True):
+                    for contract in (True, False):
+                        def key(t):
+                            sf = _shortfall_with(hands, rv, 0, 1, rnd, t, -1) if (contract and not laid) else 0
+                            u = card_usefulness(hands, rv, 0, 1, t, 1, gapw) if (not laid or not contract) else 0.0
+                            return (sf, u, -rv[R_PENALTY + t], t)
+                        order = sorted((t for t in range(L.JOKER) if hands[0, 1, t] > 0), key=key) + [-1, -1]
+                        got = _discard_pick(hands, rv, 0, 1, rnd, laid, contract, gapw, sfw)
+                        assert got == (order[0], order[1]), (laid, contract)
+                        n_runner_up += order[1] >= 0
+    assert n_runner_up > 1000
 
 
 @pytest.mark.parametrize("preset", PRESETS)

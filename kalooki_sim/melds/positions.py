@@ -6,6 +6,9 @@ suit s is ``s * 13 + rank_index`` (ace = rank index 0 at both ends).
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..bits import popcount
 from ..jit import njit
 
 
@@ -16,32 +19,60 @@ def pos_type(s, q):
 
 
 @njit(_nrt=False, inline="always")
-def best_window_covers(hand, s, w, lo_min, hi_max, q0):
-    """(``suit_fewest_missing``, does a window attaining it cover position ``q0``?) in one pass:
-    a card added at an empty ``q0`` lowers the suit's fewest missing exactly when one does."""
+def run_mask(hand, s, lo_min, hi_max):
+    """Run positions of suit ``s`` held in ``hand`` (counts by card type) as bits ``lo_min..hi_max``:
+    bit q for position q, an ace at bit 1 when ``lo_min`` is 1 and at bit 14 when ``hi_max`` is 14
+    (bits 0 and 15 stay clear)."""
+    b = s * 13
+    m = np.int64(0)
+    if hand[b] > 0:
+        if lo_min == 1:
+            m |= 1 << 1
+        if hi_max == 14:
+            m |= 1 << 14
+    for r in range(1, 13):
+        m |= np.int64(1 if hand[b + r] > 0 else 0) << (r + 1)
+    return m
+
+
+@njit(_nrt=False, inline="always")
+def best_windows(pm, w, lo_min, hi_max):
+    """The run windows of ``w`` positions within ``lo_min..hi_max`` missing the fewest of the held
+    positions ``pm`` (``run_mask``): (fewest missing, 99 if no window fits; the positions every
+    such window covers; the positions some such window covers).
+
+    A card added at an empty position q lowers the suit's fewest missing exactly when some best
+    window covers q; a held card taken away raises it exactly when every best window covers it."""
     best = 99
-    covered = False
-    m = 0
-    for q in range(lo_min, hi_max + 1):
-        if hand[pos_type(s, q)] == 0:
-            m += 1
-        if q - lo_min >= w and hand[pos_type(s, q - w)] == 0:
-            m -= 1
-        if q - lo_min >= w - 1:
-            c = q - w + 1 <= q0 and q0 <= q
-            if m < best:
-                best = m
-                covered = c
-            elif m == best and c:
-                covered = True
-    return best, covered
+    every = np.int64(0)
+    some = np.int64(0)
+    win = (np.int64(1) << w) - 1
+    for a in range(lo_min, hi_max - w + 2):
+        wm = win << a
+        miss = w - popcount(pm & wm)
+        if miss < best:
+            best = miss
+            every = wm
+            some = wm
+        elif miss == best:
+            every &= wm
+            some |= wm
+    return best, every, some
+
+
+@njit(_nrt=False, inline="always")
+def best_window_covers(hand, s, w, lo_min, hi_max, q0):
+    """(``suit_fewest_missing``, does a window attaining it cover position ``q0``?): a card added
+    at an empty ``q0`` lowers the suit's fewest missing exactly when one does."""
+    best, _, some = best_windows(run_mask(hand, s, lo_min, hi_max), w, lo_min, hi_max)
+    return best, q0 >= 0 and ((some >> q0) & 1) == 1
 
 
 @njit(_nrt=False, inline="always")
 def suit_fewest_missing(hand, s, w, lo_min, hi_max):
     """Fewest naturals of suit ``s`` missing from any run of ``w`` positions in ``lo_min..hi_max``
     (``hand``: counts by card type; 99 if no window fits)."""
-    return best_window_covers(hand, s, w, lo_min, hi_max, -1)[0]
+    return best_windows(run_mask(hand, s, lo_min, hi_max), w, lo_min, hi_max)[0]
 
 
 @njit(_nrt=False)

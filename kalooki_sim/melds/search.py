@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bits import popcount
 from ..jit import njit
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_ALLOW_ALL_JOKER_MELD, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -306,14 +307,6 @@ def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
 
 
 @njit(_nrt=False)
-def _popcount16(x):
-    x = x - ((x >> 1) & 0x5555)
-    x = (x & 0x3333) + ((x >> 2) & 0x3333)
-    x = (x + (x >> 4)) & 0x0F0F
-    return (x + (x >> 8)) & 0x1F
-
-
-@njit(_nrt=False)
 def _avail_mask(t, s, p, pool, prm):
     """Bit q set when run position q of suit s can hold an undecided natural (p holds t itself)."""
     mask = 1 << p
@@ -514,7 +507,7 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
                     if n < prm[P_RUN_MIN] or (lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
                         continue
                     window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
-                    if n - _popcount16(avail & window) > jk:
+                    if n - popcount(avail & window) > jk:
                         continue
                     forced, m = _run_slots(t, s, p, lo, hi, pool, slots)
                     if forced > jk:
@@ -694,7 +687,7 @@ def _fits_some_meld(hand, t, set_min_nat, set_min, set_dup, run_min, lo_min, hi_
                 have |= 1 << q
         for lo in range(lo_first, lo_last + 1):
             gaps = (((1 << w) - 1) << lo) & ~have
-            if _popcount16(gaps) <= jk and (adj_ok == 1 or (gaps & (gaps >> 1)) == 0):
+            if popcount(gaps) <= jk and (adj_ok == 1 or (gaps & (gaps >> 1)) == 0):
                 return True
     return False
 
@@ -942,7 +935,7 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
     for lo in range(lo_min, hi_max - w + 2):
         # the shortest run from lo must fit the jokers; then reach up as far as the jokers allow
         first = ((1 << (lo + w)) - 1) ^ ((1 << lo) - 1)
-        gaps = w - _popcount16(avail & first)
+        gaps = w - popcount(avail & first)
         if gaps > jk:
             continue
         hi_reach = lo + w - 1
@@ -961,7 +954,7 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
             both_aces = lo == 1 and hi == 14
             if both_aces and pool[ace] < 2 and (have >> 1) & 1 and (have >> 14) & 1:
                 have &= ~(1 << 14)          # one ace copy cannot sit at both ends
-            forced = n - _popcount16(have)
+            forced = n - popcount(have)
             if forced > jk or n - forced < prm[P_RUN_MIN_NAT]:
                 continue
             # a natural next to either end that no set could use only fits this run: the run
