@@ -33,7 +33,7 @@ from ..rulevec import (
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_SET_MIN_NATURALS, R_SET_MIN_SIZE, ROUND_STRIDE,
 )
 from .legality import run_max_len
-from .positions import fewest_missing_in_runs, pos_type
+from .positions import fewest_missing_in_runs, pos_type, run_mask
 
 MAX_MELDS = 12
 REC = 8
@@ -308,16 +308,16 @@ def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
 
 @njit(_nrt=False)
 def _avail_mask(t, s, p, pool, prm):
-    """Bit q set when run position q of suit s can hold an undecided natural (p holds t itself)."""
-    mask = 1 << p
-    for q in range(prm[P_LO_MIN], prm[P_HI_MAX] + 1):
-        if q == p:
-            continue
-        u = pos_type(s, q)
-        if u > t or (u == t and pool[t] > 1):
-            if pool[u] > 0:
-                mask |= 1 << q
-    return mask
+    """Bit q set when run position q of suit s can hold an undecided natural (p holds t itself):
+    a position held in the pool whose type comes after t, or t's other ace position when the
+    pool holds a second copy of the ace."""
+    if t % 13 != 0:
+        later = ((1 << 14) - 1) & ~((1 << (p + 1)) - 1)        # positions p+1..13
+    else:
+        later = ((1 << 14) - 1) & ~((1 << 2) - 1)              # positions 2..13
+        if pool[t] > 1:
+            later |= (1 << 14) if p == 1 else (1 << 1)
+    return (run_mask(pool, s, prm[P_LO_MIN], prm[P_HI_MAX]) & later) | (1 << p)
 
 
 @njit(_nrt=False)
@@ -650,10 +650,11 @@ def _contract_joker_bound(hand, prm):
 
 
 @njit(_nrt=False, inline="always")
-def _fits_some_meld(hand, t, set_min_nat, set_min, set_dup, run_min, lo_min, hi_max, adj_ok):
+def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_min, hi_max, adj_ok):
     """Can natural t (in this hand) sit in any meld at all, with the hand's other cards and its
     jokers (``hand[52]``)?  A set needs enough partners of its rank; a run some window of
-    ``run_min`` positions through t with no more gaps than jokers."""
+    ``run_min`` positions through t with no more gaps than jokers.  ``held_s``: the run positions
+    of t's suit held (``positions.run_mask``)."""
     jk = hand[52]
     s = t // 13
     r = t % 13
@@ -679,13 +680,8 @@ def _fits_some_meld(hand, t, set_min_nat, set_min, set_dup, run_min, lo_min, hi_
             p = r + 1
         else:
             continue
-        lo_first = max(lo_min, p - w + 1)
-        lo_last = min(p, hi_max - w + 1)
-        have = 0                         # positions near p that hold a natural (p: t itself)
-        for q in range(lo_first, lo_last + w):
-            if q == p or hand[pos_type(s, q)] > 0:
-                have |= 1 << q
-        for lo in range(lo_first, lo_last + 1):
+        have = held_s | (1 << p)
+        for lo in range(max(lo_min, p - w + 1), min(p, hi_max - w + 1) + 1):
             gaps = (((1 << w) - 1) << lo) & ~have
             if popcount(gaps) <= jk and (adj_ok == 1 or (gaps & (gaps >> 1)) == 0):
                 return True
@@ -693,11 +689,12 @@ def _fits_some_meld(hand, t, set_min_nat, set_min, set_dup, run_min, lo_min, hi_
 
 
 @njit(_nrt=False)
-def _meldable(hand, t, prm):
-    """Can natural t (in this hand) sit in any meld at all?  Cards that cannot are simply left in
-    hand and kept out of the search, which also tightens its upper bound."""
-    return _fits_some_meld(hand, t, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP], prm[P_RUN_MIN],
-                           prm[P_LO_MIN], prm[P_HI_MAX], prm[P_ADJ_OK])
+def _meldable(hand, t, held_s, prm):
+    """Can natural t (in this hand; ``held_s`` its suit's ``run_mask``) sit in any meld at all?
+    Cards that cannot are simply left in hand and kept out of the search, which also tightens its
+    upper bound."""
+    return _fits_some_meld(hand, t, held_s, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP],
+                           prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX], prm[P_ADJ_OK])
 
 
 @njit(_nrt=False)
@@ -705,10 +702,11 @@ def natural_meldable(hand, rv, t):
     """``_meldable`` under the rule vector: False means no lay-down of ``hand`` (int64 or int8
     counts by card type, jokers at 52) can place natural ``t``, so the search need not run for a
     hand that differs from one without a lay-down only by t (``engine.core._certified_no_plan``)."""
-    return _fits_some_meld(hand, t, rv[R_SET_MIN_NATURALS], rv[R_SET_MIN_SIZE],
-                           rv[R_SET_ALLOW_DUPLICATE_SUIT], rv[R_RUN_MIN_SIZE],
-                           1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13,
-                           rv[R_RUN_ADJACENT_JOKERS])
+    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    return _fits_some_meld(hand, t, run_mask(hand, t // 13, lo_min, hi_max), rv[R_SET_MIN_NATURALS],
+                           rv[R_SET_MIN_SIZE], rv[R_SET_ALLOW_DUPLICATE_SUIT], rv[R_RUN_MIN_SIZE],
+                           lo_min, hi_max, rv[R_RUN_ADJACENT_JOKERS])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -926,10 +924,7 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
     lo_min = prm[P_LO_MIN]
     hi_max = prm[P_HI_MAX]
     # which positions of suit s hold a natural (both aces need two copies)
-    avail = 0
-    for q in range(lo_min, hi_max + 1):
-        if pool[pos_type(s, q)] > 0:
-            avail |= 1 << q
+    avail = run_mask(pool, s, lo_min, hi_max)
     ace = s * 13
     w = prm[P_RUN_MIN]
     for lo in range(lo_min, hi_max - w + 2):
@@ -1105,10 +1100,16 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
     rem_cnt = zero
     rem_val = zero
     pool[52] = 0
+    held0 = run_mask(hand, 0, prm[P_LO_MIN], prm[P_HI_MAX])
+    held1 = run_mask(hand, 1, prm[P_LO_MIN], prm[P_HI_MAX])
+    held2 = run_mask(hand, 2, prm[P_LO_MIN], prm[P_HI_MAX])
+    held3 = run_mask(hand, 3, prm[P_LO_MIN], prm[P_HI_MAX])
     for t in range(52):
         natval[t] = _natural_value(rv, t)
         pool[t] = 0
-        if hand[t] > 0 and _meldable(hand, t, prm):
+        s = t // 13
+        held_s = held0 if s == 0 else (held1 if s == 1 else (held2 if s == 2 else held3))
+        if hand[t] > 0 and _meldable(hand, t, held_s, prm):
             pool[t] = hand[t]
             rem_pen += hand[t] * pen[t]
             rem_cnt += hand[t]
