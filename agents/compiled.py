@@ -199,14 +199,14 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     for c in range(smin + 2):
         sfw[_SFW_SET_MINUS + c] = 0
     if T > 0:
-        hist = sfw[_SFW_HIST:_SFW_HIST + smin + 1]
-        same = _sets_part(hist, smin, T)
-        for c in range(1, smin + 1):     # a rank held c times loses one: its need grows by one
-            hist[smin - c] -= 1
-            hist[smin - c + 1] += 1
-            sfw[_SFW_SET_MINUS + c] = _sets_part(hist, smin, T)
-            hist[smin - c + 1] -= 1
-            hist[smin - c] += 1
+        same = _sets_part(sfw[_SFW_HIST:_SFW_HIST + smin + 1], smin, T)
+        # a rank held c times (1..smin) loses one: its need v = smin - c grows by one, and the sum
+        # of the T smallest needs grows with it exactly when no rank left out of those T has need
+        # <= v, i.e. when at most T ranks have need <= v (are held c times or more)
+        n_le = 0
+        for c in range(smin, 0, -1):
+            n_le += sfw[_SFW_HIST + smin - c]
+            sfw[_SFW_SET_MINUS + c] = same + (1 if n_le <= T else 0)
         sfw[_SFW_SET_MINUS + smin + 1] = same
         total += same
     sfw[_SFW_BASE] = total
@@ -469,6 +469,8 @@ def _closer_with(hands, rv, g, p, round_idx, t):
                     c = hands[g, p, r2] + hands[g, p, 13 + r2] + hands[g, p, 26 + r2] + hands[g, p, 39 + r2]
                     if max(smin - c, 0) < v:
                         k += 1
+                        if k == T:
+                            break                # T ranks already need fewer
             if k < T:
                 return True
     if F > 0 and hands[g, p, t] == 0:
