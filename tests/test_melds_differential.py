@@ -235,3 +235,39 @@ def test_meets_contract_rejects_points_variants(preset):
         ref_meets_contract(RULES[preset], 1, [["5H", "6H", "7H"]])
     with pytest.raises(ValueError):
         M.meets_contract(RULES[preset], 1, [["5H", "6H", "7H"]])
+
+
+# ------------------------------------------------------------------------------------------------
+# the search's pre-check for contracts of runs and sets together
+
+
+@pytest.mark.parametrize("overrides", [{}, {"set_min_naturals": 3}, {"run_min_size": 3},
+                                       {"set_allow_duplicate_suit": False, "set_max_size": 4}, {"ace_low": False}],
+                         ids=["caribbean", "set_nat3", "run3", "distinct_suits", "ace_high_only"])
+def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_down(overrides):
+    """``search._runs_then_sets_fit`` lets the search give up at once on a contract of runs and sets
+    together; whenever it says no, the reference must find no lay-down either.  The hands are the
+    random contract hands of the differential test, kept when they pass the older sum-of-parts
+    bound (which the search asks first), so the checks are not vacuous."""
+    from kalooki_sim.cards import counts_of
+    from kalooki_sim.melds.search import _contract_joker_bound, _runs_then_sets_fit, make_params
+
+    rules = load_rules("caribbean", **overrides)
+    rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
+    rng = _rng("caribbean-precheck", str(sorted(overrides.items())))
+    mixed = [i + 1 for i, (sets, runs) in enumerate(rules.contracts) if sets > 0 and runs > 0]
+    rejected = 0
+    for i in range(4000):
+        round_no = mixed[i % len(mixed)]
+        hand = random_test_hand(rules, rng, round_no)
+        counts = counts_of(hand).astype(np.int64)
+        if counts[52] > 2:
+            continue
+        prm = make_params(rv, round_no - 1)
+        if _contract_joker_bound(counts, prm) > counts[52]:
+            continue
+        rc = np.array([counts[r::13][:4].sum() for r in range(13)], dtype=np.int64)
+        if not _runs_then_sets_fit(counts, prm, rc, np.int64(0), np.int64(0), np.int64(counts[52])):
+            rejected += 1
+            assert ref_best_lay_down(rules, hand, round_no) is None, (round_no, " ".join(hand))
+    assert rejected >= 50, rejected

@@ -14,7 +14,7 @@ import pytest
 from numba.core import types
 
 from kalooki_sim.melds import best_lay_down
-from kalooki_sim.melds.search import _dfs, _runs_first
+from kalooki_sim.melds.search import _dfs, _runs_first, _runs_then_sets_fit
 
 
 def _cached_signatures(dispatcher):
@@ -26,7 +26,8 @@ def _cached_signatures(dispatcher):
 
 @pytest.fixture(scope="module", autouse=True)
 def _searched():
-    # Caribbean contracts take the runs-first path, Kalooki 40's opening the general one
+    # Caribbean contracts take the runs-first path (round 2, a run and a set: after the
+    # runs-and-sets pre-check), Kalooki 40's opening the general one
     assert best_lay_down("caribbean", "5H 6H 7H 8H KC KD JK 2S 2D 2C", 2) is not None
     assert best_lay_down("k40", "QH KH AH 9C 9D 9S 2C", None) is not None
 
@@ -37,3 +38,12 @@ def test_one_plain_overload(kernel):
     assert len(sigs) == 1, sigs
     literal = [t for t in sigs[0] if isinstance(t, types.Literal)]
     assert not literal, sigs[0]
+
+
+def test_runs_and_sets_precheck_has_no_literal_overload():
+    """The pre-check is recursive too; callers that pass arrays of other layouts may add plain
+    overloads (each recursing into itself), but never one typed with a literal."""
+    sigs = _cached_signatures(_runs_then_sets_fit)
+    assert sigs
+    for sig in sigs:
+        assert not [t for t in sig if isinstance(t, types.Literal)], sig

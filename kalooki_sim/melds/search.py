@@ -430,13 +430,13 @@ def _absorbable(t, stack, depth, prm):
     return False
 
 
-# The two recursive kernels (``_dfs``, ``_runs_first``) must only ever be called with plain int64
-# scalars.  A literal argument (``x = 0`` before a loop that adds to it is typed ``Literal[int](0)``
+# The recursive kernels (``_dfs``, ``_runs_first``, ``_runs_then_sets_fit``) must only ever be
+# called with plain int64 scalars.  A literal argument (``x = 0`` before a loop that adds to it is typed ``Literal[int](0)``
 # on numba's first inference pass) compiles a second overload whose recursion calls the first one:
 # that "type-varying" recursion is linked through a ``.numba.unresolved$`` symbol, and a process
 # that later loads the cached object without having compiled the other overload itself aborts in
 # LLVM (numba issues #6061, #9129; it crashed pytest workers).  tests/test_search_recursion.py
-# checks that each has exactly one, non-literal overload.
+# checks that none has a literal overload.
 @njit(_nrt=False)
 def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
          stack, best_stack, best, prm, rv, pen, natval, scratch):
@@ -871,6 +871,68 @@ def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, be
 
 
 @njit(_nrt=False)
+def _sets_joker_floor(hand, rc, prm):
+    """Fewest jokers the contract's T sets need when rank r has ``rc[r]`` naturals left for them
+    (99 if fewer than T ranks qualify): the T smallest ``max(set_min - rc[r], 0)`` over the ranks
+    the hand holds at least ``set_min_naturals`` times."""
+    T = prm[P_T]
+    smin = prm[P_SET_MIN]
+    snat = prm[P_SET_MIN_NAT]
+    left = T
+    total = 0
+    for need in range(smin + 1):
+        for r in range(13):
+            if left == 0:
+                return total
+            if (hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] >= snat
+                    and max(smin - rc[r], 0) == need):
+                total += need
+                left -= 1
+    return total if left == 0 else 99
+
+
+@njit(_nrt=False)
+def _runs_then_sets_fit(hand, prm, rc, k, s_from, jleft):
+    """Necessary condition for a contract of F runs (distinct suits) and T sets (distinct ranks):
+    some run window of ``run_min_size`` positions in each of F - k more suits from ``s_from`` on,
+    whose gaps plus the sets' ``_sets_joker_floor`` without the windows' naturals (``rc``: naturals
+    per rank still free, updated in place and restored) fit in ``jleft`` jokers.
+
+    Every lay-down meeting the contract passes: each of its runs holds such a window, with no
+    fewer jokers than the window's gaps; its sets can only use naturals outside its runs, except
+    naturals a run replaces by a joker ("borrowing"), and each of those saves its set at most the
+    one joker the run spends on it.  The sum-of-parts bound (``_contract_joker_bound``) counts a
+    card for a run and a set at once; this one does not, and settles most hands of the mixed
+    contracts that pass that bound but cannot lay down, at a fraction of the search."""
+    F = prm[P_F]
+    if k == F:
+        return _sets_joker_floor(hand, rc, prm) <= jleft
+    w = prm[P_RUN_MIN]
+    lo_min = prm[P_LO_MIN]
+    hi_max = prm[P_HI_MAX]
+    win = (np.int64(1) << w) - 1
+    for s in range(s_from, 4):
+        if 4 - s < F - k:
+            break
+        pm = run_mask(hand, s, lo_min, hi_max)
+        for a in range(lo_min, hi_max - w + 2):
+            held = pm & (win << a)
+            g = w - popcount(held)
+            if g > jleft:
+                continue
+            for q in range(a, a + w):
+                if (held >> q) & 1:
+                    rc[pos_type(s, q) % 13] -= 1
+            ok = _runs_then_sets_fit(hand, prm, rc, k + 1, s + 1, jleft - g)
+            for q in range(a, a + w):
+                if (held >> q) & 1:
+                    rc[pos_type(s, q) % 13] += 1
+            if ok:
+                return True
+    return False
+
+
+@njit(_nrt=False)
 def _top_rank_penalty(hand, pen, T, min_nat):
     """Sum of the T largest per-rank penalties among ranks held at least ``min_nat`` times."""
     total = 0
@@ -1079,6 +1141,12 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
             and prm[P_SET_MAX] < 0 and prm[P_T] <= _DP_T and hand[52] <= _DP_J):
         # runs first, sets in closed form: cheap enough that the unmeldable-card filter below
         # would cost more than it saves
+        if prm[P_T] > 0 and prm[P_F] > 0 and prm[P_JSET] == 0 and hand[52] <= 2:
+            rc = natval[:13]            # (natural values are not used on this path)
+            for r in range(13):
+                rc[r] = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
+            if not _runs_then_sets_fit(hand, prm, rc, zero, zero, np.int64(hand[52])):
+                return -1
         rem_pen = zero      # never a literal 0: see the note above ``_dfs``
         for t in range(52):
             pool[t] = hand[t]
