@@ -277,7 +277,7 @@ def card_usefulness(hands, rv, g, p, t, held, gapw):
     """How much natural ``t`` helps seat ``p``'s hand toward melds.
 
     Counts the other suits of its rank held (and a second copy when sets may repeat a suit) and
-    same-suit cards one rank away (1 each) and two ranks away (``gap_weight`` each), aces at both
+    same-suit cards one rank away (1 each) and two ranks away (``gapw`` each), aces at both
     ends where the rules allow.  ``held = 1`` when ``t`` itself is in the hand (excluded).  Jokers
     are always very useful.  (The counts are summed as integers and weighted once, so
     ``_usefulness_masked`` gives exactly the same float.)

@@ -431,12 +431,12 @@ def _absorbable(t, stack, depth, prm):
 
 
 # The recursive kernels (``_dfs``, ``_runs_first``, ``_runs_then_sets_fit``) must only ever be
-# called with plain int64 scalars.  A literal argument (``x = 0`` before a loop that adds to it is typed ``Literal[int](0)``
-# on numba's first inference pass) compiles a second overload whose recursion calls the first one:
-# that "type-varying" recursion is linked through a ``.numba.unresolved$`` symbol, and a process
-# that later loads the cached object without having compiled the other overload itself aborts in
-# LLVM (numba issues #6061, #9129; it crashed pytest workers).  tests/test_search_recursion.py
-# checks that none has a literal overload.
+# called with plain int64 scalars.  A literal argument (``x = 0`` before a loop that adds to it is
+# typed ``Literal[int](0)`` on numba's first inference pass) compiles a second overload whose
+# recursion calls the first one: that "type-varying" recursion is linked through a
+# ``.numba.unresolved$`` symbol, and a process that later loads the cached object without having
+# compiled the other overload itself aborts in LLVM (numba issues #6061, #9129; it crashed pytest
+# workers).  tests/test_search_recursion.py checks that none has a literal overload.
 @njit(_nrt=False)
 def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
          stack, best_stack, best, prm, rv, pen, natval, scratch):
