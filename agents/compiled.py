@@ -46,6 +46,7 @@ from kalooki_sim.engine.layout import (
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
+from kalooki_sim.bits import float_bits
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
     best_window_covers, best_windows, fewest_missing_in_runs, pos_type, run_mask, suit_fewest_missing,
@@ -134,8 +135,13 @@ _SFW_RUN_SAME = _SFW_BASE + 1        # run term when no suit's best window loses
 _SFW_RUN_DROP = _SFW_RUN_SAME + 1    # run term when suit s's best grows by one (4)
 _SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses one (c = 1..smin;
                                      # c = smin + 1 stands for "more than smin": unchanged)
-_SFW_HELD = _SFW_SET_MINUS + _SFW_HMAX   # the naturals held, as a list (``_discard_pick``)
-_SFW_LEN = _SFW_HELD + JOKER
+# ``_discard_pick``'s own part:
+_SFW_HELD = _SFW_SET_MINUS + _SFW_HMAX   # the naturals held, as a list
+_SFW_SUITS = _SFW_HELD + JOKER           # suits held per rank (13)
+_SFW_ACE = _SFW_SUITS + 13               # shortfall after an ace of suit s leaves (4)
+_SFW_U_RANK = _SFW_ACE + 4               # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
+_SFW_U_GAPW = _SFW_U_RANK + 21           # ... for this gap weight (float bits + 1; 0: none yet)
+_SFW_LEN = _SFW_U_GAPW + 1
 
 
 @njit(_nrt=False)
@@ -280,7 +286,7 @@ def card_usefulness(hands, rv, g, p, t, held, gapw):
     same-suit cards one rank away (1 each) and two ranks away (``gapw`` each), aces at both
     ends where the rules allow.  ``held = 1`` when ``t`` itself is in the hand (excluded).  Jokers
     are always very useful.  (The counts are summed as integers and weighted once, so
-    ``_usefulness_masked`` gives exactly the same float.)
+    ``_usefulness_counts`` gives exactly the same float.)
     """
     if t == JOKER:
         return 100.0
@@ -325,28 +331,28 @@ def card_usefulness(hands, rv, g, p, t, held, gapw):
 
 
 @njit(_nrt=False, inline="always")
+def _usefulness_counts(r, h, held, suits, pm, ace_low, ace_high, dup):
+    """``card_usefulness``'s two counts ``(n_one, n_gap)`` for a natural of rank ``r`` held ``h``
+    times, from its suit's run positions ``pm`` (``positions.run_mask``) and the number of suits
+    of its rank held (``suits``): a few bit tests instead of a neighbour scan, both ends of an ace
+    chosen by select."""
+    q = r + 1
+    n_one = (suits - (1 if h > 0 else 0) + dup * (1 if h - held > 0 else 0)
+             + (ace_low * ((pm >> 2) & 1) + ace_high * ((pm >> 13) & 1) if r == 0
+                else ((pm >> (q - 1)) & 1) + ((pm >> (q + 1)) & 1)))
+    n_gap = (ace_low * ((pm >> 3) & 1) + ace_high * ((pm >> 12) & 1) if r == 0
+             else ((pm >> (q - 2)) & 1) + ((pm >> (q + 2)) & 1))
+    return n_one, n_gap
+
+
+@njit(_nrt=False)
 def _usefulness_masked(hands, g, p, t, held, pm, ace_low, ace_high, dup, gapw):
-    """``card_usefulness`` of natural ``t`` with its suit's run positions ``pm``
-    (``positions.run_mask``) already gathered: a few bit tests instead of a neighbour scan."""
-    s = t // 13
+    """``card_usefulness`` of natural ``t`` by ``_usefulness_counts`` (tests hold the two equal)."""
     r = t % 13
-    n_one = ((1 if hands[g, p, r] > 0 else 0) + (1 if hands[g, p, 13 + r] > 0 else 0)
-             + (1 if hands[g, p, 26 + r] > 0 else 0) + (1 if hands[g, p, 39 + r] > 0 else 0)
-             - (1 if hands[g, p, t] > 0 else 0))
-    if dup and hands[g, p, t] - held > 0:
-        n_one += 1
-    if r == 0:
-        n_gap = 0
-        if ace_low:
-            n_one += (pm >> 2) & 1
-            n_gap += (pm >> 3) & 1
-        if ace_high:
-            n_one += (pm >> 13) & 1
-            n_gap += (pm >> 12) & 1
-    else:
-        q = r + 1
-        n_one += ((pm >> (q - 1)) & 1) + ((pm >> (q + 1)) & 1)
-        n_gap = ((pm >> (q - 2)) & 1) + ((pm >> (q + 2)) & 1)
+    suits = ((1 if hands[g, p, r] > 0 else 0) + (1 if hands[g, p, 13 + r] > 0 else 0)
+             + (1 if hands[g, p, 26 + r] > 0 else 0) + (1 if hands[g, p, 39 + r] > 0 else 0))
+    n_one, n_gap = _usefulness_counts(r, np.int64(hands[g, p, t]), held, suits, pm, ace_low, ace_high,
+                                      1 if dup else 0)
     return np.float64(n_one) + gapw * np.float64(n_gap)
 
 
@@ -517,55 +523,87 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
 
 
 @njit(_nrt=False)
+def _usefulness_ranks(gapw, sfw):
+    """Fill ``sfw[_SFW_U_RANK + 3 * n_one + n_gap]`` with the order of the usefulness
+    ``n_one + gapw * n_gap`` (n_one 0..6, n_gap 0..2: the most ``_usefulness_counts`` gives)
+    among all 21, equal values equal: an integer that compares like the float.  Kept until the
+    gap weight changes (a seat's gap weight is fixed, so this runs about once a game)."""
+    key = float_bits(gapw) + 1
+    if sfw[_SFW_U_GAPW] == key:
+        return
+    for i in range(21):
+        ui = np.float64(i // 3) + gapw * np.float64(i % 3)
+        below = 0
+        for j in range(21):
+            below += 1 if np.float64(j // 3) + gapw * np.float64(j % 3) < ui else 0
+        sfw[_SFW_U_RANK + i] = below
+    sfw[_SFW_U_GAPW] = key
+
+
+@njit(_nrt=False)
 def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     """The two naturals greedy would discard first, ``(best, runner_up)`` (-1 where none), legal
     or not, by the measure of ``greedy_action``.  When ``best`` is legal it is the best legal
     card; when it is not (usually the card just taken, which may not go back) ``runner_up`` is the
     best of the others, hence the best legal card if it is legal, and only then does greedy check
-    every card.  ``sfw``: scratch, int64[_SFW_LEN] (``_sf_prepare``'s workspace)."""
+    every card.  ``sfw``: scratch, int64[_SFW_LEN] (``_sf_prepare``'s workspace).
+
+    The measure (shortfall, usefulness, -penalty, the first card on ties) is packed into one
+    integer per card, so the pick is two running minima without a branch: comparing the three
+    parts one after another mispredicted about half the time.  Penalties are at most 1000
+    (``rules`` checks), which the 10-bit field relies on."""
     use_sf = not laid and contract
     fast = use_sf and _sf_prepare(hands, rv, g, seat, rnd, sfw)
     use_u = not laid or not contract
     ace_low = np.int64(1) if rv[R_ACE_LOW] == 1 else np.int64(0)
     ace_high = np.int64(1) if rv[R_ACE_HIGH] == 1 else np.int64(0)
-    dup = rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0
-    if use_u and not fast:           # (``_sf_prepare`` stored them)
+    dup = np.int64(1) if rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0 else np.int64(0)
+    hand = hands[g, seat]
+    if use_u:
+        if not fast:                 # (``_sf_prepare`` stored them)
+            for s in range(4):
+                sfw[_SFW_PM + s] = run_mask(hand, s, 2 - ace_low, 13 + ace_high)
+        for r in range(13):
+            sfw[_SFW_SUITS + r] = ((1 if hand[r] > 0 else 0) + (1 if hand[13 + r] > 0 else 0)
+                                   + (1 if hand[26 + r] > 0 else 0) + (1 if hand[39 + r] > 0 else 0))
+        _usefulness_ranks(gapw, sfw)
+    if fast:
+        # an ace leaving may change its suit's best windows at both ends: the slow way, once
         for s in range(4):
-            sfw[_SFW_PM + s] = run_mask(hands[g, seat], s, 2 - ace_low, 13 + ace_high)
+            sfw[_SFW_ACE + s] = _sf_changed(hands, rv, g, seat, rnd, 13 * s, -1, sfw) if hand[13 * s] > 0 else 0
     n = 0
     for t in range(JOKER):           # the held naturals, gathered without a branch per type
         sfw[_SFW_HELD + n] = t
-        n += 1 if hands[g, seat, t] > 0 else 0
-    # the measure is (shortfall, usefulness, -penalty), the first card on ties
-    best = -1
-    best_sf = 1 << 40
-    best_u = 1e300
-    best_pen = -1
-    second = -1
-    second_sf = 1 << 40
-    second_u = 1e300
-    second_pen = -1
+        n += 1 if hand[t] > 0 else 0
+    smin1 = rv[R_SET_MIN_SIZE] + 1
+    jokers = -np.int64(hand[JOKER])
+    run_same = sfw[_SFW_RUN_SAME]
+    none = np.int64(1) << 62
+    best = none
+    second = none
     for i in range(n):
         t = sfw[_SFW_HELD + i]
-        sf = 0
-        if use_sf:
-            if fast:
-                sf = _sf_changed(hands, rv, g, seat, rnd, t, -1, sfw)
-            else:
-                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
-        if sf > second_sf:
-            continue
-        u = 0.0
+        s = t // 13
+        r = t - 13 * s
+        h = np.int64(hand[t])
+        sf = np.int64(0)
+        if fast:
+            # ``_sf_changed(.., t, -1, ..)`` for a natural other than an ace, spelled out
+            drop = ((sfw[_SFW_COV + s] >> (r + 1)) & 1) * (1 if h == 1 else 0)
+            sf = (jokers + run_same + drop * (sfw[_SFW_RUN_DROP + s] - run_same)
+                  + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC + r], smin1)])
+            sf = sfw[_SFW_ACE + s] if r == 0 else sf
+        elif use_sf:
+            sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+        u_rank = np.int64(0)
         if use_u:
-            u = _usefulness_masked(hands, g, seat, t, 1, sfw[_SFW_PM + t // 13], ace_low, ace_high,
-                                   dup, gapw)
-        pen = rv[R_PENALTY + t]
-        if sf < best_sf or (sf == best_sf and (u < best_u or (u == best_u and pen > best_pen))):
-            second, second_sf, second_u, second_pen = best, best_sf, best_u, best_pen
-            best, best_sf, best_u, best_pen = t, sf, u, pen
-        elif sf < second_sf or (sf == second_sf and (u < second_u or (u == second_u and pen > second_pen))):
-            second, second_sf, second_u, second_pen = t, sf, u, pen
-    return best, second
+            n_one, n_gap = _usefulness_counts(r, h, 1, sfw[_SFW_SUITS + r], sfw[_SFW_PM + s], ace_low,
+                                              ace_high, dup)
+            u_rank = sfw[_SFW_U_RANK + 3 * n_one + n_gap]
+        key = ((sf + 2048) << 48) | (u_rank << 40) | ((1023 - rv[R_PENALTY + t]) << 8) | t
+        second = min(second, max(best, key))
+        best = min(best, key)
+    return (-1 if best == none else best & 255), (-1 if second == none else second & 255)
 
 
 @njit(_nrt=False, inline="always")

@@ -475,8 +475,8 @@ def _value_of(table: Mapping, token: str, bad) -> int:
 
 
 def _coerce_penalty(v, bad) -> tuple[int, ...]:
-    if isinstance(v, (list, tuple)) and len(v) == 53 and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-        return tuple(int(x) for x in v)
+    if isinstance(v, (list, tuple)) and len(v) == 53:     # one value per card type, in type order
+        return tuple(_value_of({f"card type {t}": x}, f"card type {t}", bad) for t, x in enumerate(v))
     if not isinstance(v, Mapping):
         raise bad("expected a table of rank (A, 2..10, J, Q, K, JK) or card (AS, ...) values")
     cards = {RANKS[r] + SUITS[s] for s in range(N_SUITS) for r in range(N_RANKS)}

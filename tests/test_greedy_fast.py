@@ -72,7 +72,8 @@ def test_incremental_shortfall_matches_full(knobs):
 
 
 def test_best_windows_match_a_scan_of_every_window():
-    """``best_windows`` (popcounts of bit masks) against the windows listed one by one."""
+    """``best_windows`` (bit-sliced window counts) against the windows listed one by one, for
+    every window length the rules allow and one too long to fit."""
     rng = np.random.default_rng(11)
     hand = np.zeros(L.N_TYPES, dtype=np.int8)
     for _ in range(3000):
@@ -82,7 +83,7 @@ def test_best_windows_match_a_scan_of_every_window():
         s = int(rng.integers(0, 4))
         lo_min = int(rng.integers(1, 3))
         hi_max = int(rng.integers(13, 15))
-        w = int(rng.integers(2, 8))
+        w = int(rng.integers(2, 16))
         missing = {a: sum(hand[pos_type(s, q)] == 0 for q in range(a, a + w))
                    for a in range(lo_min, hi_max - w + 2)}
         held = {q for q in range(lo_min, hi_max + 1) if hand[pos_type(s, q)] > 0}
@@ -114,7 +115,7 @@ def test_masked_usefulness_and_discard_pick_match_definitions(knobs):
     lo, hi = int(rv[R_ACE_LOW] == 1), int(rv[R_ACE_HIGH] == 1)
     dup = bool(rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0)
     n_runner_up = 0
-    for gapw in (0.5, 0.3, 1.7):
+    for gapw in (0.5, 0.3, 1.0, 1.7):   # 1.0: one gap equals one neighbour (ties)
         for rnd in range(rv[R_N_ROUNDS]):
             for _ in range(25):
                 _random_hand(rng, hands)

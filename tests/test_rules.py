@@ -565,6 +565,9 @@ def test_bad_override_raises(preset, overrides, key, reason):
         ('opening_min_points = "none"', "opening_min_points", "opening minimum"),
         ("set_max_size = 6", "set_max_size", "at most 4"),
         ("penalty_value = { A = 11 }", "penalty_value", "no value"),
+        ("penalty_value = { A = 11, 2 = 2, 3 = 3, 4 = 4, 5 = 5, 6 = 6, 7 = 7, 8 = 8, 9 = 9, 10 = 10, "
+         "J = 10, Q = 10, K = 2000, JK = 50 }", "penalty_value", "0..1000"),
+        ("penalty_value = [" + ", ".join(["5"] * 52) + ", -1]", "penalty_value", "0..1000"),
         ("meld_value = { B = 3 }", "meld_value", "unknown rank"),
     ],
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import popcount
+from ..bits import highest_bit, lowest_bit
 from ..jit import njit
 
 
@@ -42,22 +42,52 @@ def best_windows(pm, w, lo_min, hi_max):
     such window covers; the positions some such window covers).
 
     A card added at an empty position q lowers the suit's fewest missing exactly when some best
-    window covers q; a held card taken away raises it exactly when every best window covers it."""
-    best = 99
-    every = np.int64(0)
+    window covers q; a held card taken away raises it exactly when every best window covers it.
+
+    Branch-free (a scan of the windows mispredicted its comparisons, about 30 ns a suit): bit a of
+    the four bit planes ``p0..p3`` counts the held positions of the window starting at a (a
+    bit-sliced adder of ``pm`` shifted by 0..w-1; w <= 14 fits in four planes); the best starts
+    are then kept plane by plane from the top, and the windows between the first and the last
+    best start are what every best window covers."""
+    hi_start = hi_max - w + 1
+    if hi_start < lo_min:
+        return 99, np.int64(0), np.int64(0)
+    p0 = np.int64(0)
+    p1 = np.int64(0)
+    p2 = np.int64(0)
+    p3 = np.int64(0)
+    for i in range(w):
+        c = pm >> i
+        n0 = p0 ^ c
+        c &= p0
+        p0 = n0
+        n1 = p1 ^ c
+        c &= p1
+        p1 = n1
+        n2 = p2 ^ c
+        c &= p2
+        p2 = n2
+        p3 ^= c
+    starts = ((np.int64(1) << (hi_start + 1)) - 1) & ~((np.int64(1) << lo_min) - 1)
+    held = 0
+    x = starts & p3
+    starts = x if x != 0 else starts
+    held += 8 if x != 0 else 0
+    x = starts & p2
+    starts = x if x != 0 else starts
+    held += 4 if x != 0 else 0
+    x = starts & p1
+    starts = x if x != 0 else starts
+    held += 2 if x != 0 else 0
+    x = starts & p0
+    starts = x if x != 0 else starts
+    held += 1 if x != 0 else 0
     some = np.int64(0)
-    win = (np.int64(1) << w) - 1
-    for a in range(lo_min, hi_max - w + 2):
-        wm = win << a
-        miss = w - popcount(pm & wm)
-        if miss < best:
-            best = miss
-            every = wm
-            some = wm
-        elif miss == best:
-            every &= wm
-            some |= wm
-    return best, every, some
+    for i in range(w):
+        some |= starts << i
+    every = (((np.int64(1) << (lowest_bit(starts) + w)) - 1)
+             & ~((np.int64(1) << highest_bit(starts)) - 1))
+    return w - held, every, some
 
 
 @njit(_nrt=False, inline="always")
