@@ -46,7 +46,7 @@ from kalooki_sim.engine.layout import (
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
-from kalooki_sim.bits import float_bits
+from kalooki_sim.bits import float_bits, lowest_bit
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
     best_window_covers, best_windows, fewest_missing_in_runs, pos_type, run_mask, suit_fewest_missing,
@@ -136,8 +136,7 @@ _SFW_RUN_DROP = _SFW_RUN_SAME + 1    # run term when suit s's best grows by one 
 _SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses one (c = 1..smin;
                                      # c = smin + 1 stands for "more than smin": unchanged)
 # ``_discard_pick``'s own part:
-_SFW_HELD = _SFW_SET_MINUS + _SFW_HMAX   # the naturals held, as a list
-_SFW_SUITS = _SFW_HELD + JOKER           # suits held per rank (13)
+_SFW_SUITS = _SFW_SET_MINUS + _SFW_HMAX  # suits held per rank (13)
 _SFW_ACE = _SFW_SUITS + 13               # shortfall after an ace of suit s leaves (4)
 _SFW_U_RANK = _SFW_ACE + 4               # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
 _SFW_U_GAPW = _SFW_U_RANK + 21           # ... for this gap weight (float bits + 1; 0: none yet)
@@ -466,17 +465,14 @@ def _closer_with(hands, rv, g, p, round_idx, t):
     if T > 0:
         # the set term (sum of the T smallest needs) drops when rank r still needs cards and fewer
         # than T other ranks need fewer: r's need then sits among the T smallest
+        # (counted without a branch per rank: r itself needs v, not fewer)
         smin = rv[R_SET_MIN_SIZE]
         v = max(smin - (hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]), 0)
         if v > 0:
             k = 0
             for r2 in range(13):
-                if r2 != r:
-                    c = hands[g, p, r2] + hands[g, p, 13 + r2] + hands[g, p, 26 + r2] + hands[g, p, 39 + r2]
-                    if max(smin - c, 0) < v:
-                        k += 1
-                        if k == T:
-                            break                # T ranks already need fewer
+                c = hands[g, p, r2] + hands[g, p, 13 + r2] + hands[g, p, 26 + r2] + hands[g, p, 39 + r2]
+                k += 1 if max(smin - c, 0) < v else 0
             if k < T:
                 return True
     if F > 0 and hands[g, p, t] == 0:
@@ -551,7 +547,8 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     The measure (shortfall, usefulness, -penalty, the first card on ties) is packed into one
     integer per card, so the pick is two running minima without a branch: comparing the three
     parts one after another mispredicted about half the time.  Penalties are at most 1000
-    (``rules`` checks), which the 10-bit field relies on."""
+    (``rules`` checks), which the 10-bit field relies on.  The held cards are visited by the set
+    bits of each suit's run positions, not by a scan of all 52 types."""
     use_sf = not laid and contract
     fast = use_sf and _sf_prepare(hands, rv, g, seat, rnd, sfw)
     use_u = not laid or not contract
@@ -559,50 +556,50 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     ace_high = np.int64(1) if rv[R_ACE_HIGH] == 1 else np.int64(0)
     dup = np.int64(1) if rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0 else np.int64(0)
     hand = hands[g, seat]
+    if not fast:                     # (``_sf_prepare`` stored them)
+        for s in range(4):
+            sfw[_SFW_PM + s] = run_mask(hand, s, 2 - ace_low, 13 + ace_high)
     if use_u:
-        if not fast:                 # (``_sf_prepare`` stored them)
-            for s in range(4):
-                sfw[_SFW_PM + s] = run_mask(hand, s, 2 - ace_low, 13 + ace_high)
         for r in range(13):
             sfw[_SFW_SUITS + r] = ((1 if hand[r] > 0 else 0) + (1 if hand[13 + r] > 0 else 0)
                                    + (1 if hand[26 + r] > 0 else 0) + (1 if hand[39 + r] > 0 else 0))
         _usefulness_ranks(gapw, sfw)
-    if fast:
-        # an ace leaving may change its suit's best windows at both ends: the slow way, once
-        for s in range(4):
-            sfw[_SFW_ACE + s] = _sf_changed(hands, rv, g, seat, rnd, 13 * s, -1, sfw) if hand[13 * s] > 0 else 0
-    n = 0
-    for t in range(JOKER):           # the held naturals, gathered without a branch per type
-        sfw[_SFW_HELD + n] = t
-        n += 1 if hand[t] > 0 else 0
     smin1 = rv[R_SET_MIN_SIZE] + 1
-    jokers = -np.int64(hand[JOKER])
-    run_same = sfw[_SFW_RUN_SAME]
+    base_sf = -np.int64(hand[JOKER]) + sfw[_SFW_RUN_SAME]
     none = np.int64(1) << 62
     best = none
     second = none
-    for i in range(n):
-        t = sfw[_SFW_HELD + i]
-        s = t // 13
-        r = t - 13 * s
-        h = np.int64(hand[t])
-        sf = np.int64(0)
-        if fast:
-            # ``_sf_changed(.., t, -1, ..)`` for a natural other than an ace, spelled out
-            drop = ((sfw[_SFW_COV + s] >> (r + 1)) & 1) * (1 if h == 1 else 0)
-            sf = (jokers + run_same + drop * (sfw[_SFW_RUN_DROP + s] - run_same)
-                  + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC + r], smin1)])
-            sf = sfw[_SFW_ACE + s] if r == 0 else sf
-        elif use_sf:
-            sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
-        u_rank = np.int64(0)
-        if use_u:
-            n_one, n_gap = _usefulness_counts(r, h, 1, sfw[_SFW_SUITS + r], sfw[_SFW_PM + s], ace_low,
-                                              ace_high, dup)
-            u_rank = sfw[_SFW_U_RANK + 3 * n_one + n_gap]
-        key = ((sf + 2048) << 48) | (u_rank << 40) | ((1023 - rv[R_PENALTY + t]) << 8) | t
-        second = min(second, max(best, key))
-        best = min(best, key)
+    for s in range(4):
+        pm = sfw[_SFW_PM + s]
+        cov = sfw[_SFW_COV + s]
+        run_drop = sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]
+        ace_sf = np.int64(0)
+        if fast and hand[13 * s] > 0:
+            # an ace leaving may change its suit's best windows at both ends: the slow way
+            ace_sf = _sf_changed(hands, rv, g, seat, rnd, 13 * s, -1, sfw)
+        # the ranks held in suit s (the run positions 2..13 are ranks 1..12), lowest first
+        held = ((pm >> 1) & 0x1FFE) | (1 if hand[13 * s] > 0 else 0)
+        while held != 0:
+            r = lowest_bit(held)
+            held &= held - 1
+            t = 13 * s + r
+            h = np.int64(hand[t])
+            sf = np.int64(0)
+            if fast:
+                # ``_sf_changed(.., t, -1, ..)`` for a natural other than an ace, spelled out
+                drop = ((cov >> (r + 1)) & 1) * (1 if h == 1 else 0)
+                sf = base_sf + drop * run_drop + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC + r], smin1)]
+                sf = ace_sf if r == 0 else sf
+            elif use_sf:
+                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+            u_rank = np.int64(0)
+            if use_u:
+                n_one, n_gap = _usefulness_counts(r, h, 1, sfw[_SFW_SUITS + r], pm, ace_low, ace_high,
+                                                  dup)
+                u_rank = sfw[_SFW_U_RANK + 3 * n_one + n_gap]
+            key = ((sf + 2048) << 48) | (u_rank << 40) | ((1023 - rv[R_PENALTY + t]) << 8) | t
+            second = min(second, max(best, key))
+            best = min(best, key)
     return (-1 if best == none else best & 255), (-1 if second == none else second & 255)
 
 
