@@ -45,7 +45,9 @@ from kalooki_sim.engine.layout import (
     PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
-from kalooki_sim.engine.core import _draw_mode, check_action, legal_mask
+from kalooki_sim.engine.core import (
+    NEEDS_TABLE, _draw_mode, check_action, check_flow_action, legal_mask,
+)
 from kalooki_sim.bits import float_bits, lowest_bit
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
@@ -55,7 +57,7 @@ from kalooki_sim.melds.positions import (
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, R_RUN_MIN_SIZE,
-    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, ROUND_STRIDE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, R_TABLE_MANIPULATION, ROUND_STRIDE,
 )
 
 from .base import GREEDY, RANDOM
@@ -375,8 +377,14 @@ def forget_known(known):
 @njit(inline="always")
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
-    k = 1 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                          hscore, hwin, rv, g, a) == 0 else 0
+    # outside the play phase the flow check (four arrays to pass, not 14) mostly answers alone
+    e = NEEDS_TABLE
+    if gs[g, G_PHASE] != PH_PLAY:
+        e = check_flow_action(gs, ps, disc_by, rv, g, a)
+    if e == NEEDS_TABLE:
+        e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                         hscore, hwin, rv, g, a)
+    k = 1 if e == 0 else 0
     known[a] = 2 * known[_KNOWN_GEN] + k
     return k
 
@@ -414,6 +422,33 @@ def _tack_may_fit(minfo, g, m, t):
     if kind == MK_SET:
         return t % 13 == minfo[g, m, MI_KEY]
     return kind != MK_JSET
+
+
+@njit(_nrt=False, inline="always")
+def _tack_candidates(hands, minfo, g, p, nm):
+    """Bit t set for each card type ``t`` seat ``p`` holds that ``_tack_may_fit`` some of the first
+    ``nm`` table melds (a joker always): a superset of the cards greedy can tack, found from the
+    melds' open ends instead of asking every held card about every meld."""
+    may = np.int64(1) << JOKER
+    for m in range(nm):
+        kind = minfo[g, m, MI_KIND]
+        key = minfo[g, m, MI_KEY]
+        if kind == MK_RUN:
+            lo = minfo[g, m, MI_LO]
+            hi = minfo[g, m, MI_HI]
+            if lo - 1 >= 1:
+                may |= np.int64(1) << pos_type(key, lo - 1)
+            if hi + 1 <= 14:
+                may |= np.int64(1) << pos_type(key, hi + 1)
+        elif kind == MK_SET:
+            may |= ((np.int64(1) << key) | (np.int64(1) << (13 + key)) | (np.int64(1) << (26 + key))
+                    | (np.int64(1) << (39 + key)))
+        elif kind != MK_JSET:
+            may = (np.int64(1) << N_TYPES) - 1
+    held = np.int64(0)
+    for t in range(N_TYPES):
+        held |= np.int64(1 if hands[g, p, t] > 0 else 0) << t
+    return may & held
 
 
 @njit
@@ -688,19 +723,25 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 return A_LAY + k
         nm = gs[g, G_N_MELDS]
         if ps[g, seat, PS_LAID] == 1:
-            # tack every card it can (naturals first, jokers last), then take jokers by moves
-            for t in range(N_TYPES):
-                if hands[g, seat, t] > 0:
-                    for m in range(nm):
-                        if not _tack_may_fit(minfo, g, m, t):
-                            continue
-                        a = A_TACK + m * N_TYPES + t
-                        if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
-                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                            return a
+            # tack every card it can (naturals first, jokers last), then take jokers by moves;
+            # only the held cards some meld may take are tried (``_tack_candidates``), in the
+            # same order
+            cand = _tack_candidates(hands, minfo, g, seat, nm)
+            while cand != 0:
+                t = lowest_bit(cand)
+                cand &= cand - 1
+                for m in range(nm):
+                    if not _tack_may_fit(minfo, g, m, t):
+                        continue
+                    a = A_TACK + m * N_TYPES + t
+                    if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                            minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                        return a
             for m in range(nm):
+                if minfo[g, m, MI_KIND] != MK_RUN or minfo[g, m, MI_NJ] == 0:
+                    continue
                 for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
-                    if minfo[g, m, MI_KIND] == MK_RUN and mcards[g, m, q] == JOKER:
+                    if mcards[g, m, q] == JOKER:
                         a = A_MOVE + m * 15 + q
                         if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
@@ -715,10 +756,11 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                             if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                                 return a
-            a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                    hscore, hwin, rv, g, seat)
-            if a >= 0:
-                return a
+            if rv[R_TABLE_MANIPULATION] != 0:
+                a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                        plan_n, hscore, hwin, rv, g, seat)
+                if a >= 0:
+                    return a
         laid = ps[g, seat, PS_LAID] == 1
         best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
                                         known[_KNOWN_SCRATCH:])

@@ -11,7 +11,7 @@ from functools import lru_cache
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.engine import IllegalActionError
+from kalooki_sim.engine import IllegalActionError, core
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game
 
@@ -168,6 +168,15 @@ def test_play_direction_right_reverses_turn_order():
     right.apply("discard 9D")
     assert left.state.gs[0, L.G_ACTIVE] == 1      # P2
     assert right.state.gs[0, L.G_ACTIVE] == 3     # P4
+
+
+def test_seat_steps_wrap_around_the_table_both_ways():
+    """``core._seat_after`` (comparisons for steps within a round) is the modulo it replaced."""
+    for n in range(1, 7):
+        for seat in range(n):
+            for d in (1, -1):
+                for k in range(-3 * n, 3 * n + 1):
+                    assert core._seat_after(seat, k, n, d) == (seat + d * k) % n, (n, seat, d, k)
 
 
 def test_three_decks_and_eight_jokers_deal():

@@ -2,11 +2,13 @@
 
 * ``_sf_prepare``/``_sf_changed`` (one-card change of the hand, one suit rescanned) must equal
   ``contract_shortfall`` of the changed hand, for every contract rule set and round;
-* ``_usefulness_masked`` (bit tests on the suit's run positions) must equal ``card_usefulness``, and
+* ``_usefulness_masked`` (``_usefulness_counts``: bit tests on the suit's run positions) must equal
+  ``card_usefulness``, and
   ``_discard_pick``'s (best, runner-up) must be the first two cards of the measure computed from
   the definitions;
-* ``_tack_may_fit`` may only rule out lay-offs that ``core._fit_err`` rejects (checked on the
-  tables of real games of every preset).
+* ``_tack_may_fit`` may only rule out lay-offs that ``core._fit_err`` rejects, and
+  ``_tack_candidates`` must hold every held card it lets through (checked on the tables of real
+  games of every preset).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
 from kalooki_sim.agents.compiled import (
     _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
-    _tack_may_fit, _usefulness_masked, card_usefulness, choose_action, contract_shortfall,
+    _tack_candidates, _tack_may_fit, _usefulness_masked, card_usefulness, choose_action,
+    contract_shortfall,
 )
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
@@ -147,6 +150,7 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     params = np.zeros(1)
     checked = 0
+    n_cand = 0
     for game in range(6):
         core.start_game(*A, rv, 0, 4, -1, 5, game, 1)
         keys = np.array([rng_key(5, game, core.STREAM_POLICY_BASE + p) for p in range(4)], dtype=np.uint64)
@@ -156,13 +160,20 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
             if gs[0, L.G_TERMINAL]:
                 break
             if gs[0, L.G_PHASE] == L.PH_PLAY:
-                for m in range(gs[0, L.G_N_MELDS]):
+                nm = gs[0, L.G_N_MELDS]
+                act = gs[0, L.G_ACTIVE]
+                cand = _tack_candidates(A[2], minfo, 0, act, nm)
+                for m in range(nm):
                     for t in range(L.N_TYPES):
                         if not _tack_may_fit(minfo, 0, m, t):
                             assert core._fit_err(minfo, mcards, mas, rv, 0, m, t) != 0, (m, t)
                             checked += 1
+                        elif A[2][0, act, t] > 0:
+                            assert (cand >> t) & 1, (m, t)     # candidates hold every possible tack
+                            n_cand += 1
+                assert all(A[2][0, act, t] > 0 for t in range(L.N_TYPES) if (cand >> t) & 1)
             seat = gs[0, L.G_TO_ACT]
             k = core.legal_mask(*A, rv, 0, mask)
             a = choose_action(pol[seat], params, *A, rv, 0, seat, mask, k, keys[seat], ctrs[seat:seat + 1])
             assert core.step(*A, rv, 0, a) == 0
-    assert checked > 0
+    assert checked > 0 and n_cand > 0
