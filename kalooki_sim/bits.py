@@ -18,46 +18,33 @@ __all__ = ["popcount", "lowest_bit", "highest_bit", "float_bits"]
 _I1_FALSE = ir.Constant(ir.IntType(1), 0)
 
 
-@intrinsic
-def popcount(typingctx, x):
-    """Number of set bits of the int64 ``x`` (compiled code only)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(x)
+def _int64_intrinsic(name, emit, doc):
+    """An intrinsic of one integer argument, cast to int64 and answered by ``emit(builder, v)``."""
 
-    def codegen(context, builder, signature, args):
-        v = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.ctpop(v)
+    def typer(typingctx, x):
+        if not isinstance(x, types.Integer):
+            return None
+        sig = types.int64(x)
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):
+            return emit(builder, context.cast(builder, args[0], signature.args[0], types.int64))
 
+        return sig, codegen
 
-@intrinsic
-def lowest_bit(typingctx, x):
-    """Index of the lowest set bit of the int64 ``x`` (64 when ``x`` is 0; compiled code only)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(x)
-
-    def codegen(context, builder, signature, args):
-        v = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.cttz(v, _I1_FALSE)
-
-    return sig, codegen
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
 
 
-@intrinsic
-def highest_bit(typingctx, x):
-    """Index of the highest set bit of the int64 ``x`` (-1 when ``x`` is 0; compiled code only)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(x)
-
-    def codegen(context, builder, signature, args):
-        v = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.sub(ir.Constant(ir.IntType(64), 63), builder.ctlz(v, _I1_FALSE))
-
-    return sig, codegen
+popcount = _int64_intrinsic(
+    "popcount", lambda b, v: b.ctpop(v),
+    "Number of set bits of the int64 ``x`` (compiled code only).")
+lowest_bit = _int64_intrinsic(
+    "lowest_bit", lambda b, v: b.cttz(v, _I1_FALSE),
+    "Index of the lowest set bit of the int64 ``x`` (64 when ``x`` is 0; compiled code only).")
+highest_bit = _int64_intrinsic(
+    "highest_bit", lambda b, v: b.sub(ir.Constant(ir.IntType(64), 63), b.ctlz(v, _I1_FALSE)),
+    "Index of the highest set bit of the int64 ``x`` (-1 when ``x`` is 0; compiled code only).")
 
 
 @intrinsic

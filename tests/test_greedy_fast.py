@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
+from kalooki_sim.bits import float_bits, highest_bit, lowest_bit, popcount
 from kalooki_sim.agents.compiled import (
     _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
     _tack_candidates, _tack_may_fit, _usefulness_masked, card_usefulness, choose_action,
@@ -72,6 +74,32 @@ def test_incremental_shortfall_matches_full(knobs):
                     hands[0, 1, t] -= delta
                     assert got == want, (rnd, t, delta)
             assert np.array_equal(hands, before)
+
+
+@njit
+def _bits_of(xs, fs, out):
+    for i in range(xs.shape[0]):
+        out[i, 0] = popcount(xs[i])
+        out[i, 1] = lowest_bit(xs[i])
+        out[i, 2] = highest_bit(xs[i])
+        out[i, 3] = float_bits(fs[i])
+
+
+def test_bit_intrinsics_match_python():
+    rng = np.random.default_rng(5)
+    xs = np.concatenate([[0, 1, 2, 3, 1 << 14, (1 << 62) + 5, -1],
+                         rng.integers(0, 1 << 40, size=500)]).astype(np.int64)
+    fs = rng.random(xs.shape[0]) * 50
+    out = np.zeros((xs.shape[0], 4), dtype=np.int64)
+    _bits_of(xs, fs, out)
+    for i, x in enumerate(int(v) for v in xs):
+        u = x & ((1 << 64) - 1)
+        assert out[i, 0] == bin(u).count("1")
+        assert out[i, 1] == (64 if u == 0 else (u & -u).bit_length() - 1)
+        assert out[i, 2] == u.bit_length() - 1
+        assert out[i, 3] == np.float64(fs[i]).view(np.int64)
+    order = np.argsort(fs, kind="stable")
+    assert np.all(np.diff(out[order, 3]) >= 0)      # non-negative floats: bits order like values
 
 
 def test_best_windows_match_a_scan_of_every_window():

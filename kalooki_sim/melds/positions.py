@@ -36,6 +36,16 @@ def run_mask(hand, s, lo_min, hi_max):
 
 
 @njit(_nrt=False, inline="always")
+def _keep_plane(starts, plane, weight):
+    """One step of ``best_windows``' maximum: the starts whose count has this bit, if any (and the
+    bit's weight), else all of them (and 0)."""
+    x = starts & plane
+    if x != 0:
+        return x, weight
+    return starts, 0
+
+
+@njit(_nrt=False, inline="always")
 def best_windows(pm, w, lo_min, hi_max):
     """The run windows of ``w`` positions within ``lo_min..hi_max`` missing the fewest of the held
     positions ``pm`` (``run_mask``): (fewest missing, 99 if no window fits; the positions every
@@ -69,19 +79,11 @@ def best_windows(pm, w, lo_min, hi_max):
         p2 = n2
         p3 ^= c
     starts = ((np.int64(1) << (hi_start + 1)) - 1) & ~((np.int64(1) << lo_min) - 1)
-    held = 0
-    x = starts & p3
-    starts = x if x != 0 else starts
-    held += 8 if x != 0 else 0
-    x = starts & p2
-    starts = x if x != 0 else starts
-    held += 4 if x != 0 else 0
-    x = starts & p1
-    starts = x if x != 0 else starts
-    held += 2 if x != 0 else 0
-    x = starts & p0
-    starts = x if x != 0 else starts
-    held += 1 if x != 0 else 0
+    starts, h3 = _keep_plane(starts, p3, 8)
+    starts, h2 = _keep_plane(starts, p2, 4)
+    starts, h1 = _keep_plane(starts, p1, 2)
+    starts, h0 = _keep_plane(starts, p0, 1)
+    held = h3 + h2 + h1 + h0
     some = np.int64(0)
     for i in range(w):
         some |= starts << i
