@@ -308,6 +308,13 @@ def _next_caller(gs, ps, disc_by, rv, g, offset):
 
 
 @njit(_nrt=False)
+def _done_laying(ps, rv, g, p):
+    """Has seat ``p`` laid down under rules that allow no new melds after it?  Then he has no
+    plan to lay, and nothing to search for."""
+    return ps[g, p, PS_LAID] == 1 and rv[R_NEW_MELDS_AFTER_OPENING] == 0
+
+
+@njit(_nrt=False)
 def _clear_plans(plan_n, g):
     for k in range(K_PLANS):
         plan_n[g, k, 0] = -1
@@ -466,9 +473,9 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     """Would the best lay-down of seat ``p``'s hand plus ``t_add`` minus ``t_rem`` (-1 = none) place
     a card of type ``want``?  (Offer checks for restricted discard draws and joker swaps: the
     engine computes the same plan from the same hand once the action is taken.)"""
-    laid = ps[g, p, PS_LAID] == 1
-    if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
+    if _done_laying(ps, rv, g, p):
         return False
+    laid = ps[g, p, PS_LAID] == 1
     if want != JOKER and t_rem < 0 and (t_add == want or t_add < 0):
         if not could_join_new_meld(hands, rv, g, p, want, 0 if t_add == want else 1):
             return False
@@ -525,9 +532,9 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     """
     _clear_plans(plan_n, g)
     p = gs[g, G_ACTIVE]
-    laid = ps[g, p, PS_LAID] == 1
-    if laid and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
+    if _done_laying(ps, rv, g, p):
         return
+    laid = ps[g, p, PS_LAID] == 1
     gs[g, G_PLAN_DEBT] = 0
     work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
     hand = work[W_HAND:W_OUT]                           # on a memo hit it holds this hand
@@ -599,7 +606,7 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, wo
 def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     gs[g, G_PHASE] = PH_PLAY
     gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
-    if ps[g, gs[g, G_ACTIVE], PS_LAID] == 1 and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
+    if _done_laying(ps, rv, g, gs[g, G_ACTIVE]):
         _clear_plans(plan_n, g)        # ``_plans_in_play``'s answer, without passing it 9 arrays
         return
     _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
@@ -1615,7 +1622,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return 0
     if a < A_DISCARD:                                    # lay down plan k
         k = a - A_LAY
-        if ps[g, p, PS_LAID] == 1 and rv[R_NEW_MELDS_AFTER_OPENING] == 0:
+        if _done_laying(ps, rv, g, p):
             return E_ALREADY_LAID
         if plan_n[g, k, 0] < 0:
             return E_NO_PLAN
