@@ -144,6 +144,66 @@ def test_unmeldable_card_changes_no_lay_down(name, kw):
     assert unmeldable > 1000 and with_lay_down > 100, (unmeldable, with_lay_down)
 
 
+def _fits_some_meld_by_definition(hand, t, r):
+    """Can held natural t sit in some meld with the hand's cards and jokers, by the rules' words:
+    a set of its rank (t plus one natural per other suit holding the rank, or every other copy
+    when a set may repeat a suit; at least ``set_min_naturals`` naturals and, with the jokers,
+    ``set_min_size`` cards), or a run: ``run_min_size`` consecutive positions including one of
+    t's, inside the allowed range, whose positions not held in t's suit the jokers fill (no two
+    adjacent unless the rules allow it)."""
+    suit, rank = divmod(t, 13)
+    jokers = hand[52]
+    copies = [hand[s2 * 13 + rank] for s2 in range(4)]
+    if r.set_allow_duplicate_suit:
+        naturals = sum(copies)
+    else:
+        naturals = sum(1 for c in copies if c > 0)
+    if naturals >= r.set_min_naturals and naturals + jokers >= r.set_min_size:
+        return True
+    lo_min = 1 if r.ace_low else 2
+    hi_max = 14 if r.ace_high else 13
+
+    def position_held(q):
+        return hand[suit * 13 + (0 if q in (1, 14) else q - 1)] > 0
+
+    positions_of_t = [q for q in ((1, 14) if rank == 0 else (rank + 1,)) if lo_min <= q <= hi_max]
+    w = r.run_min_size
+    for lo in range(lo_min, hi_max - w + 2):
+        window = range(lo, lo + w)
+        if not any(q in window for q in positions_of_t):
+            continue
+        gaps = [q for q in window if not position_held(q)]
+        adjacent = any(q + 1 in gaps for q in gaps)
+        if len(gaps) <= jokers and (r.run_adjacent_jokers or not adjacent):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name,kw", [("caribbean", {}), ("k40", {}), ("american", {}),
+                                     ("k40", {"set_allow_duplicate_suit": True, "n_decks": 3}),
+                                     ("k40", {"run_adjacent_jokers": False}),
+                                     ("k40", {"ace_low": False, "run_min_size": 4}),
+                                     ("caribbean", {"ace_high": False, "set_min_naturals": 3})])
+def test_meldable_filter_matches_its_definition(name, kw):
+    """``natural_meldable`` (the search's filter of the naturals it may place, and the
+    certificate's test) against the plain definition, for every held natural of random hands."""
+    from kalooki_sim.melds.search import natural_meldable
+
+    r = load_rules(name, **kw)
+    rv = r.to_vector()
+    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
+    rng = np.random.default_rng(5)
+    answers = {True: 0, False: 0}
+    for _ in range(1500):
+        cards = rng.choice(deck, size=int(rng.integers(3, 16)), replace=False)
+        hand = np.bincount(cards, minlength=L.N_TYPES).astype(np.int64)
+        for t in np.flatnonzero(hand[:52]):
+            want = _fits_some_meld_by_definition(hand, int(t), r)
+            assert natural_meldable(hand, rv, t) == want, (name, kw, sorted(cards.tolist()), int(t))
+            answers[want] += 1
+    assert min(answers.values()) > 1000, answers
+
+
 def _scratch(state):
     return state.plan[0, 0, L.PLAN_MELDS:].reshape(-1)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import popcount
+from ..bits import lowest_bit, popcount
 from ..jit import njit
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_ALLOW_ALL_JOKER_MELD, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -66,7 +66,8 @@ P_JSET_VAL = 20
 P_MAXJVAL = 21
 P_UB_SETS = 22      # runs-first search: most penalty the contract's sets could hold (whole hand)
 P_SUITPEN = 23      # ... and penalty of the hand's naturals in suits s..3, for s = 0..4 (5 slots)
-N_PRM = 28
+P_HELD = 28         # general search: bit t set when the root pool holds natural t
+N_PRM = 29
 
 SET_KEY_BASE = 1 << 40   # set keys sort after every run key
 
@@ -444,9 +445,16 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
     melds sharing a duplicated card are not explored twice (once in each order)."""
     best[B_NODES] += 1
     if pool[t] == 0:
+        # the next undecided natural: only types in the root pool (``P_HELD``) can be undecided
         kmin = 0
-        while t < 52 and pool[t] == 0:
-            t += 1
+        left = prm[P_HELD] & ~((np.int64(1) << t) - 1)
+        t = 52
+        while left != 0:
+            u = lowest_bit(left)
+            if pool[u] > 0:
+                t = u
+                break
+            left &= left - 1
     if t == 52:
         _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv)
         return 0
@@ -562,14 +570,18 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
         take_min = slots[40:44]
         n_combo = _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask)
         rank_val = _set_rank_value(rv, r)
+        # every take[s2] in take_min[s2]..cap[s2], suit 0 counting fastest (an odometer)
+        for s2 in range(4):
+            take[s2] = take_min[s2]
+        take[0] -= 1
         for code in range(n_combo):
-            x = code
-            n_nat = 1
-            for s2 in range(4):
-                span = cap[s2] - take_min[s2] + 1
-                take[s2] = take_min[s2] + x % span
-                x //= span
-                n_nat += take[s2]
+            s2 = 0
+            take[0] += 1
+            while take[s2] > cap[s2] and s2 < 3:
+                take[s2] = take_min[s2]
+                s2 += 1
+                take[s2] += 1
+            n_nat = 1 + take[0] + take[1] + take[2] + take[3]
             if n_nat < prm[P_SET_MIN_NAT]:
                 continue
             jmin = max(prm[P_SET_MIN] - n_nat, 0)
@@ -650,12 +662,8 @@ def _contract_joker_bound(hand, prm):
 
 
 @njit(_nrt=False, inline="always")
-def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_min, hi_max, adj_ok):
-    """Can natural t (in this hand) sit in any meld at all, with the hand's other cards and its
-    jokers (``hand[52]``)?  A set needs enough partners of its rank; a run some window of
-    ``run_min`` positions through t with no more gaps than jokers.  ``held_s``: the run positions
-    of t's suit held (``positions.run_mask``)."""
-    jk = hand[52]
+def _set_fits(hand, t, jk, set_min_nat, set_min, set_dup):
+    """Could natural t sit in a set with the hand's other naturals of its rank and its jokers?"""
     s = t // 13
     r = t % 13
     others = 0
@@ -668,38 +676,52 @@ def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_
         if set_dup == 0 and s2 == s:
             c = 0
         others += c
-    if others + 1 >= set_min_nat and others + 1 + jk >= set_min:
+    return others + 1 >= set_min_nat and others + 1 + jk >= set_min
+
+
+@njit(_nrt=False)
+def _run_reach(held_s, jk, w, lo_min, hi_max, adj_ok):
+    """Run positions of a suit that some window of ``w`` positions covers whose gaps (positions
+    not in ``held_s``) jokers can fill: at most ``jk`` of them, none adjacent unless ``adj_ok``."""
+    win = (np.int64(1) << w) - 1
+    reach = np.int64(0)
+    for lo in range(lo_min, hi_max - w + 2):
+        gaps = (win << lo) & ~held_s
+        if popcount(gaps) <= jk and (adj_ok == 1 or (gaps & (gaps >> 1)) == 0):
+            reach |= win << lo
+    return reach
+
+
+@njit(_nrt=False, inline="always")
+def _positions_of(r, lo_min, hi_max):
+    """Run positions a natural of rank index r can take: an ace low and/or high where allowed."""
+    if r != 0:
+        return np.int64(1) << (r + 1)
+    return (np.int64(1 << 1) if lo_min == 1 else np.int64(0)) | (np.int64(1 << 14) if hi_max == 14
+                                                                 else np.int64(0))
+
+
+@njit(_nrt=False, inline="always")
+def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_min, hi_max, adj_ok):
+    """Can natural t (in this hand) sit in any meld at all, with the hand's other cards and its
+    jokers (``hand[52]``)?  A set needs enough partners of its rank; a run some window of
+    ``run_min`` positions through t with no more gaps than jokers.  ``held_s``: the run positions
+    of t's suit held (``positions.run_mask``)."""
+    jk = np.int64(hand[52])
+    if _set_fits(hand, t, jk, set_min_nat, set_min, set_dup):
         return True
-    w = run_min
-    for pi in range(2):
-        if r == 0:                       # an ace sits low (pass 0) or high (pass 1) where allowed
-            p = 1 if pi == 0 else 14
-            if (p == 1 and lo_min != 1) or (p == 14 and hi_max != 14):
-                continue
-        elif pi == 0:
-            p = r + 1
-        else:
-            continue
-        have = held_s | (1 << p)
-        for lo in range(max(lo_min, p - w + 1), min(p, hi_max - w + 1) + 1):
-            gaps = (((1 << w) - 1) << lo) & ~have
-            if popcount(gaps) <= jk and (adj_ok == 1 or (gaps & (gaps >> 1)) == 0):
-                return True
+    at = _positions_of(t % 13, lo_min, hi_max)
+    while at != 0:                       # (an ace: low and high apart, each counted as held)
+        p = lowest_bit(at)
+        at &= at - 1
+        if (_run_reach(held_s | (np.int64(1) << p), jk, run_min, lo_min, hi_max, adj_ok) >> p) & 1:
+            return True
     return False
 
 
 @njit(_nrt=False)
-def _meldable(hand, t, held_s, prm):
-    """Can natural t (in this hand; ``held_s`` its suit's ``run_mask``) sit in any meld at all?
-    Cards that cannot are simply left in hand and kept out of the search, which also tightens its
-    upper bound."""
-    return _fits_some_meld(hand, t, held_s, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP],
-                           prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX], prm[P_ADJ_OK])
-
-
-@njit(_nrt=False)
 def natural_meldable(hand, rv, t):
-    """``_meldable`` under the rule vector: False means no lay-down of ``hand`` (int64 or int8
+    """``_fits_some_meld`` under the rule vector: False means no lay-down of ``hand`` (int64 or int8
     counts by card type, jokers at 52) can place natural ``t``, so the search need not run for a
     hand that differs from one without a lay-down only by t (``engine.core._certified_no_plan``)."""
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
@@ -1168,20 +1190,29 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
     rem_cnt = zero
     rem_val = zero
     pool[52] = 0
-    held0 = run_mask(hand, 0, prm[P_LO_MIN], prm[P_HI_MAX])
-    held1 = run_mask(hand, 1, prm[P_LO_MIN], prm[P_HI_MAX])
-    held2 = run_mask(hand, 2, prm[P_LO_MIN], prm[P_HI_MAX])
-    held3 = run_mask(hand, 3, prm[P_LO_MIN], prm[P_HI_MAX])
-    for t in range(52):
-        natval[t] = _natural_value(rv, t)
-        pool[t] = 0
-        s = t // 13
-        held_s = held0 if s == 0 else (held1 if s == 1 else (held2 if s == 2 else held3))
-        if hand[t] > 0 and _meldable(hand, t, held_s, prm):
-            pool[t] = hand[t]
-            rem_pen += hand[t] * pen[t]
-            rem_cnt += hand[t]
-            rem_val += hand[t] * natval[t]
+    # natural values by rank.  Naturals no meld could hold stay in hand, out of the search (which
+    # also tightens its bound): ``_fits_some_meld``, with each suit's run reach computed once (a
+    # held card's position is in its suit's ``run_mask`` already)
+    jk = np.int64(hand[52])
+    for r in range(13):
+        natval[r] = _natural_value(rv, r)
+    held = np.int64(0)
+    for s in range(4):
+        reach = _run_reach(run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX]), jk, prm[P_RUN_MIN],
+                           prm[P_LO_MIN], prm[P_HI_MAX], prm[P_ADJ_OK])
+        for r in range(13):
+            t = s * 13 + r
+            natval[t] = natval[r]
+            pool[t] = 0
+            if hand[t] > 0 and (
+                    (reach & _positions_of(r, prm[P_LO_MIN], prm[P_HI_MAX])) != 0
+                    or _set_fits(hand, t, jk, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP])):
+                pool[t] = hand[t]
+                held |= np.int64(1) << t
+                rem_pen += hand[t] * pen[t]
+                rem_cnt += hand[t]
+                rem_val += hand[t] * natval[t]
+    prm[P_HELD] = held
     if not contract and rem_val + hand[52] * prm[P_MAXJVAL] < prm[P_MINPTS]:
         return -1
     _dfs(zero, zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
