@@ -377,10 +377,8 @@ def forget_known(known):
 @njit(inline="always")
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
-    # outside the play phase the flow check (four arrays to pass, not 14) mostly answers alone
-    e = NEEDS_TABLE
-    if gs[g, G_PHASE] != PH_PLAY:
-        e = check_flow_action(gs, ps, disc_by, rv, g, a)
+    # the flow check (five arrays to pass, not 14) answers all but lay-downs, lay-offs and moves
+    e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
     if e == NEEDS_TABLE:
         e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                          hscore, hwin, rv, g, a)

@@ -1515,15 +1515,16 @@ def _pending(gs, g):
     return gs[g, G_OWED]
 
 
-# ``check_flow_action``'s answer when the hands and the table decide (``check_action`` does)
+# ``check_flow_action``'s answer when the table decides (``check_action`` does)
 NEEDS_TABLE = -1
 
 
 @njit(_nrt=False)
-def check_flow_action(gs, ps, disc_by, rv, g, a):
-    """``check_action`` for the actions of the turn's flow (call window, allow/deny, draws) from
-    the four arrays they read; ``NEEDS_TABLE`` for the rest (the play phase, the dealer's upcard
-    swap, a restricted discard draw), which only ``check_action`` answers.
+def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
+    """``check_action`` for the actions of the turn's flow (call window, allow/deny, draws, the
+    discard and ending the turn) from the five arrays they read; ``NEEDS_TABLE`` for the rest
+    (lay-downs, lay-offs and joker moves, the dealer's upcard swap, a restricted discard draw),
+    which only ``check_action`` answers.
 
     It exists because passing arguments is most of the cost of such a check: numba passes each
     state array as a dozen machine words, so a call with all 14 costs about 20 ns (a microbenchmark
@@ -1566,14 +1567,25 @@ def check_flow_action(gs, ps, disc_by, rv, g, a):
         return NEEDS_TABLE if mode != 0 else 0
     if ph != PH_PLAY:
         return E_WRONG_PHASE
-    return NEEDS_TABLE
+    if a != A_END_TURN and (a < A_DISCARD or a >= A_TACK):
+        return NEEDS_TABLE
+    p = gs[g, G_ACTIVE]
+    if not _holds_more_than(hands, g, p, 0):
+        return E_HAND_EMPTY
+    if gs[g, G_OPEN_DEBT] > 0:                           # A43: only lay-offs until the opening is complete
+        return E_OPENING_SHORT
+    if _pending(gs, g) >= 0:                             # a card that must be placed first
+        return E_MUST_PLACE
+    if a == A_END_TURN:
+        return E_CAN_DISCARD if _has_discard(gs, hands, rv, g, p) else 0
+    return _discard_err(gs, hands, rv, g, p, a - A_DISCARD)
 
 
 @njit(_nrt=False)
 def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
     """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure."""
-    e = check_flow_action(gs, ps, disc_by, rv, g, a)
+    e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
     if e != NEEDS_TABLE:
         return e
     ph = gs[g, G_PHASE]
@@ -1616,11 +1628,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                 return E_MUST_PLACE
         elif _placed_type(gs, minfo, g, a) != pend:
             return E_MUST_PLACE
-    if a == A_END_TURN:
-        if _has_discard(gs, hands, rv, g, p):
-            return E_CAN_DISCARD
-        return 0
-    if a < A_DISCARD:                                    # lay down plan k
+    if a < A_DISCARD:                                    # lay down plan k (discards and ending
+                                                         # the turn: ``check_flow_action``)
         k = a - A_LAY
         if _done_laying(ps, rv, g, p):
             return E_ALREADY_LAID
@@ -1631,8 +1640,6 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         if last_card_needs_discard and plan_n[g, k, 1] >= _hand_count(hands, g, p):
             return E_MUST_DISCARD
         return 0
-    if a < A_TACK:                                       # discard
-        return _discard_err(gs, hands, rv, g, p, a - A_DISCARD)
     if a < A_MOVE:                                       # tack t on m
         m = (a - A_TACK) // N_TYPES
         t = (a - A_TACK) % N_TYPES
