@@ -525,7 +525,9 @@ def _closer_with(hands, rv, g, p, round_idx, t):
             for s2 in range(4):
                 if s2 != s and suit_fewest_missing(hands[g, p], s2, w, lo_min, hi_max) < b:
                     k += 1
-            return k < F
+                    if k == F:
+                        return False
+            return True
         b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
         hands[g, p, t] += 1
         b_new = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)

@@ -679,13 +679,14 @@ def _set_fits(hand, t, jk, set_min_nat, set_min, set_dup):
     return others + 1 >= set_min_nat and others + 1 + jk >= set_min
 
 
-@njit(_nrt=False)
-def _run_reach(held_s, jk, w, lo_min, hi_max, adj_ok):
-    """Run positions of a suit that some window of ``w`` positions covers whose gaps (positions
-    not in ``held_s``) jokers can fill: at most ``jk`` of them, none adjacent unless ``adj_ok``."""
+@njit(_nrt=False, inline="always")
+def _run_reach(held_s, jk, w, lo_from, lo_to, adj_ok):
+    """Run positions of a suit covered by some window of ``w`` positions starting at
+    ``lo_from..lo_to`` whose gaps (positions not in ``held_s``) jokers can fill: at most ``jk`` of
+    them, none adjacent unless ``adj_ok``."""
     win = (np.int64(1) << w) - 1
     reach = np.int64(0)
-    for lo in range(lo_min, hi_max - w + 2):
+    for lo in range(lo_from, lo_to + 1):
         gaps = (win << lo) & ~held_s
         if popcount(gaps) <= jk and (adj_ok == 1 or (gaps & (gaps >> 1)) == 0):
             reach |= win << lo
@@ -714,7 +715,10 @@ def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_
     while at != 0:                       # (an ace: low and high apart, each counted as held)
         p = lowest_bit(at)
         at &= at - 1
-        if (_run_reach(held_s | (np.int64(1) << p), jk, run_min, lo_min, hi_max, adj_ok) >> p) & 1:
+        # only the windows through p
+        reach = _run_reach(held_s | (np.int64(1) << p), jk, run_min, max(lo_min, p - run_min + 1),
+                           min(p, hi_max - run_min + 1), adj_ok)
+        if (reach >> p) & 1:
             return True
     return False
 
@@ -1199,7 +1203,7 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
     held = np.int64(0)
     for s in range(4):
         reach = _run_reach(run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX]), jk, prm[P_RUN_MIN],
-                           prm[P_LO_MIN], prm[P_HI_MAX], prm[P_ADJ_OK])
+                           prm[P_LO_MIN], prm[P_HI_MAX] - prm[P_RUN_MIN] + 1, prm[P_ADJ_OK])
         for r in range(13):
             t = s * 13 + r
             natval[t] = natval[r]
