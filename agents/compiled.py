@@ -741,7 +741,9 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 if minfo[g, m, MI_KIND] != MK_RUN or minfo[g, m, MI_NJ] == 0:
                     continue
                 for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
-                    if mcards[g, m, q] == JOKER:
+                    # (a move needs the natural the joker stands for: the cheap part of the check)
+                    if (mcards[g, m, q] == JOKER
+                            and hands[g, seat, pos_type(minfo[g, m, MI_KEY], q)] > 0):
                         a = A_MOVE + m * 15 + q
                         if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
@@ -752,6 +754,8 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 for m in range(nm):
                     if minfo[g, m, MI_KIND] == MK_SET and minfo[g, m, MI_NJ] > 0:
                         for s_ in range(4):
+                            if hands[g, seat, s_ * 13 + minfo[g, m, MI_KEY]] == 0:
+                                continue         # the natural to swap in is not in hand
                             a = A_SETSWAP + m * 4 + s_
                             if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
                                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):

@@ -644,11 +644,15 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
         for t in range(N_TYPES):
             hands[g, p, t] = 0
     gs[g, G_N_MELDS] = 0
+    # one array at a time: each loop is one block fill (interleaved, they were stored byte by byte)
     for m in range(M_MAX):
         for j in range(minfo.shape[2]):
             minfo[g, m, j] = 0
+    for m in range(M_MAX):
         for j in range(L_MAX):
             mcards[g, m, j] = -1
+    for m in range(M_MAX):
+        for j in range(L_MAX):
             mas[g, m, j] = -1
     # the deck, shuffled with this deal's own stream
     k = 0
@@ -1580,7 +1584,8 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
     if a != A_END_TURN and (a < A_DISCARD or a >= A_TACK):
         return NEEDS_TABLE
     p = gs[g, G_ACTIVE]
-    if not _holds_more_than(hands, g, p, 0):
+    # (a hand holding the card to discard is not empty: the common case needs no count)
+    if (a == A_END_TURN or hands[g, p, a - A_DISCARD] <= 0) and not _holds_more_than(hands, g, p, 0):
         return E_HAND_EMPTY
     if gs[g, G_OPEN_DEBT] > 0:                           # A43: only lay-offs until the opening is complete
         return E_OPENING_SHORT
@@ -2040,7 +2045,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             disc[g, k] = t
             disc_by[g, k] = act
             gs[g, G_DISC_N] = k + 1
-            if _hand_count(hands, g, act) > 0:
+            if _holds_more_than(hands, g, act, 0):
                 _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore,
                           hwin, rv, g)
                 return 0
@@ -2086,7 +2091,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             if dest > minfo[g, m, MI_HI]:
                 minfo[g, m, MI_HI] = dest
             minfo[g, m, MI_LEN] += 1
-        if _hand_count(hands, g, act) == 0:              # went out (A3)
+        if not _holds_more_than(hands, g, act, 0):       # went out (A3)
             _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
                          rv, g, act, EV_WENT_OUT)
         elif rv[R_NEW_MELDS_AFTER_OPENING] == 1 and (gained or not no_plan):
