@@ -275,7 +275,7 @@ def _deny_ok(gs, ps, rv, g):
     return True
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")     # asked for every seat after every discard and pass
 def _caller_ok(gs, ps, disc_by, rv, g, seat):
     """May ``seat`` call the top discard in this turn's call window?"""
     if rv[R_CALLS_ENABLED] == 0 or rv[R_CALLS_PER_TURN] < 1:
@@ -572,7 +572,7 @@ def _offer_plan(plan, plan_n, g, nm):
     plan_n[g, 0, 1] = placed
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")     # once a turn: cheaper than a call with nine arrays
 def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     """``compute_plans``, and when the hand cannot open on its own under A43 (lay-offs count
     toward the opening), the opening completed by lay-offs (``_opening_with_layoffs``)."""
@@ -1620,7 +1620,6 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     if not _holds_more_than(hands, g, p, 0):
         return E_HAND_EMPTY
     last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
-    last_card = last_card_needs_discard and not _holds_more_than(hands, g, p, 1)
     # a restricted discard draw or a freed joker must be placed before anything else happens
     if gs[g, G_OPEN_DEBT] > 0:                           # A43: only lay-offs until the opening is complete
         if a < A_TACK or a >= A_MOVE:
@@ -1664,8 +1663,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_NO_CARD
         if m >= gs[g, G_N_MELDS]:
             return E_NO_MELD
-        if last_card:
-            return E_MUST_DISCARD
+        if last_card_needs_discard and not _holds_more_than(hands, g, p, 1):
+            return E_MUST_DISCARD                        # the last card must be discarded
         return _fit_err(minfo, mcards, mas, rv, g, m, t)
     if a >= A_SHIFT:                                     # table manipulation M1-M5
         return _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a)
@@ -1723,7 +1722,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                                           nat):
                 return E_NOT_USABLE
         return 0
-    if last_card:
+    if last_card_needs_discard and not _holds_more_than(hands, g, p, 1):
         return E_MUST_DISCARD
     dest = _move_target(minfo, mcards, rv, g, m, q)
     return -dest if dest < 0 else 0
