@@ -662,21 +662,15 @@ def _contract_joker_bound(hand, prm):
 
 
 @njit(_nrt=False, inline="always")
-def _set_fits(hand, t, jk, set_min_nat, set_min, set_dup):
-    """Could natural t sit in a set with the hand's other naturals of its rank and its jokers?"""
-    s = t // 13
-    r = t % 13
-    others = 0
+def _set_fits(hand, r, jk, set_min_nat, set_min, set_dup):
+    """Could a held natural of rank index r sit in a set with the hand's other naturals of its rank
+    and its jokers?  The set holds one natural per suit holding the rank, or every copy when a set
+    may repeat a suit (the same for every held card of the rank)."""
+    n = 0
     for s2 in range(4):
-        c = hand[s2 * 13 + r]
-        if s2 == s:
-            c -= 1
-        if set_dup == 0 and c > 1:
-            c = 1
-        if set_dup == 0 and s2 == s:
-            c = 0
-        others += c
-    return others + 1 >= set_min_nat and others + 1 + jk >= set_min
+        c = np.int64(hand[s2 * 13 + r])
+        n += c if set_dup != 0 else min(c, 1)
+    return n >= set_min_nat and n + jk >= set_min
 
 
 @njit(_nrt=False, inline="always")
@@ -709,7 +703,7 @@ def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_
     ``run_min`` positions through t with no more gaps than jokers.  ``held_s``: the run positions
     of t's suit held (``positions.run_mask``)."""
     jk = np.int64(hand[52])
-    if _set_fits(hand, t, jk, set_min_nat, set_min, set_dup):
+    if _set_fits(hand, t % 13, jk, set_min_nat, set_min, set_dup):
         return True
     at = _positions_of(t % 13, lo_min, hi_max)
     while at != 0:                       # (an ace: low and high apart, each counted as held)
@@ -726,8 +720,9 @@ def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_
 @njit(_nrt=False)
 def natural_meldable(hand, rv, t):
     """``_fits_some_meld`` under the rule vector: False means no lay-down of ``hand`` (int64 or int8
-    counts by card type, jokers at 52) can place natural ``t``, so the search need not run for a
-    hand that differs from one without a lay-down only by t (``engine.core._certified_no_plan``)."""
+    counts by card type, jokers at 52) can place natural ``t`` (one it holds), so the search need
+    not run for a hand that differs from one without a lay-down only by t
+    (``engine.core._certified_no_plan``)."""
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
     return _fits_some_meld(hand, t, run_mask(hand, t // 13, lo_min, hi_max), rv[R_SET_MIN_NATURALS],
@@ -1200,6 +1195,10 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
     jk = np.int64(hand[52])
     for r in range(13):
         natval[r] = _natural_value(rv, r)
+    set_ranks = np.int64(0)             # (the set test is the same for each held card of a rank)
+    for r in range(13):
+        if _set_fits(hand, r, jk, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP]):
+            set_ranks |= np.int64(1) << r
     held = np.int64(0)
     for s in range(4):
         reach = _run_reach(run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX]), jk, prm[P_RUN_MIN],
@@ -1210,7 +1209,7 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
             pool[t] = 0
             if hand[t] > 0 and (
                     (reach & _positions_of(r, prm[P_LO_MIN], prm[P_HI_MAX])) != 0
-                    or _set_fits(hand, t, jk, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP])):
+                    or ((set_ranks >> r) & 1) == 1):
                 pool[t] = hand[t]
                 held |= np.int64(1) << t
                 rem_pen += hand[t] * pen[t]
