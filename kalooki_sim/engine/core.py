@@ -617,7 +617,7 @@ def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     gs[g, G_PHASE] = PH_PLAY
     gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
     if _done_laying(ps, rv, g, gs[g, G_ACTIVE]):
-        _clear_plans(plan_n, g)        # ``_plans_in_play``'s answer, without passing it 9 arrays
+        _clear_plans(plan_n, g)        # ``compute_plans``' answer, without the call
         return
     _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
 
