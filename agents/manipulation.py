@@ -9,7 +9,10 @@ takes only when the best new melds of the hand with that card use it.  Jokers ar
 onto the table (they are worth more in the hand).
 
 Legality is asked of ``core.check_action`` directly: these candidates exist only in variants
-with ``table_manipulation`` and only after opening, so they are few.
+with ``table_manipulation`` and only after opening.  Still, a K40 hand asks about fifteen times for
+a manipulation that is not there, so candidates the check's cheap structural part would refuse
+(a split or take leaving a run short, a substitution of a suit the set holds or for one it does
+not) are not asked about at all.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.rulevec import R_TABLE_MANIPULATION
+from kalooki_sim.rulevec import R_RUN_MIN_SIZE, R_TABLE_MANIPULATION
 
 __all__ = ["greedy_manipulation"]
 
@@ -35,11 +38,14 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
     if rv[R_TABLE_MANIPULATION] == 0 or ps[g, seat, PS_LAID] == 0:
         return -1
     nm = gs[g, G_N_MELDS]
+    rmin = rv[R_RUN_MIN_SIZE]
     for m in range(nm):
         kind = minfo[g, m, MI_KIND]
         if kind == MK_RUN:
             s = minfo[g, m, MI_KEY]
-            for q in range(minfo[g, m, MI_LO] + 1, minfo[g, m, MI_HI]):
+            # a split keeps at least rmin cards on each side of the card it doubles
+            for q in range(max(minfo[g, m, MI_LO] + 1, minfo[g, m, MI_LO] + rmin - 1),
+                           min(minfo[g, m, MI_HI], minfo[g, m, MI_HI] - rmin + 2)):
                 if hands[g, seat, pos_type(s, q)] > 0:
                     a = A_SPLIT + m * 15 + q
                     if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
@@ -57,16 +63,20 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                                 hscore, hwin, rv, g, a) == 0:
                     return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 3:
+            suits = _set_suits(minfo, mcards, g, m)
             for j in range(16):
-                if hands[g, seat, ((j // 4) % 4) * 13 + minfo[g, m, MI_KEY]] == 0:
+                s_add = (j // 4) % 4
+                if hands[g, seat, s_add * 13 + minfo[g, m, MI_KEY]] == 0:
                     continue                                   # the substitute is not in hand
+                if (suits >> s_add) & 1 or not (suits >> (j % 4)) & 1:
+                    continue            # a suit the set holds, for one it does not (or itself)
                 a = A_SETSUB + m * 16 + j
                 if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                 hscore, hwin, rv, g, a) == 0:
                     return a
     for m in range(nm):
         kind = minfo[g, m, MI_KIND]
-        if kind == MK_RUN:
+        if kind == MK_RUN and minfo[g, m, MI_HI] - minfo[g, m, MI_LO] >= rmin:   # rmin cards stay
             for side in range(2):
                 a = A_TAKE_END + m * 2 + side
                 c = np.int64(mcards[g, m, minfo[g, m, MI_HI] if side == 0 else minfo[g, m, MI_LO]])
@@ -87,3 +97,14 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
     return -1
+
+
+@njit(_nrt=False)
+def _set_suits(minfo, mcards, g, m):
+    """The suits of set ``m``'s naturals, as bits."""
+    suits = 0
+    for i in range(minfo[g, m, MI_LEN]):
+        c = mcards[g, m, i]
+        if c != JOKER:
+            suits |= 1 << (c // 13)
+    return suits

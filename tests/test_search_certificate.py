@@ -1,4 +1,4 @@
-"""The engine's no-lay-down certificate (``core._certified_no_plan``) never changes an answer.
+"""The engine's no-lay-down certificate (``core._certificate_verdict``) never changes an answer.
 
 After a search finds no lay-down, the engine remembers that hand per seat (``PS_CERT``) and settles
 later searches of sub-hands, and of hands with one new card that can join no meld, without
@@ -143,6 +143,50 @@ def test_unmeldable_card_changes_no_lay_down(name, kw):
                 with_lay_down += got >= 0
     assert unmeldable > 1000 and with_lay_down > 100, (unmeldable, with_lay_down)
 
+
+
+@pytest.mark.parametrize("name,kw", [("caribbean", {}), ("k40", {}), ("na15", {}), ("american", {}),
+                                     ("caribbean", {"contract_allow_extra_melds": True}),
+                                     ("k40", {"set_allow_duplicate_suit": True})])
+def test_must_place_changes_no_lay_down(name, kw):
+    """The search told that every lay-down places every copy of natural x
+    (``best_lay_down_must``, as the engine does when the hand is a hand without a lay-down plus x)
+    finds exactly the lay-down of the plain search: the branches it skips hold none."""
+    from kalooki_sim.melds.search import MAX_MELDS, REC, best_lay_down_min, best_lay_down_must, new_workspace
+
+    r = load_rules(name, **kw)
+    rv = r.to_vector()
+    n_rounds = len(r.contracts) if r.opening_mode == "contract" else 1
+    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
+    want_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    got_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    want_best = np.zeros(4, dtype=np.int64)
+    got_best = np.zeros(4, dtype=np.int64)
+    ws = new_workspace()
+    rng = np.random.default_rng(12)
+    compared = found = 0
+    for i in range(400):
+        cards = rng.choice(deck, size=int(rng.integers(8, 16)), replace=False)
+        base = np.bincount(cards, minlength=L.N_TYPES).astype(np.int64)
+        rnd = i % n_rounds
+        for min_points in (-1, 1):
+            if best_lay_down_min(base, rv, rnd, min_points, want_stack, want_best, ws) >= 0:
+                continue                       # x must complete a hand without a lay-down
+            for x in range(52):
+                if base[x] >= r.n_decks:
+                    continue
+                hand = base.copy()
+                hand[x] += 1
+                want = best_lay_down_min(hand, rv, rnd, min_points, want_stack, want_best, ws)
+                got = best_lay_down_must(hand, rv, rnd, min_points, x, got_stack, got_best, ws)
+                assert got == want, (name, sorted(cards.tolist()), x, min_points)
+                compared += 1
+                if want >= 0:
+                    found += 1
+                    assert (got_best[:3] == want_best[:3]).all()
+                    n = int(want_best[1])
+                    assert (got_stack[:n] == want_stack[:n]).all(), (name, sorted(cards.tolist()), x)
+    assert compared > 5000 and found > 200, (compared, found)
 
 def _fits_some_meld_by_definition(hand, t, r):
     """Can held natural t sit in some meld with the hand's cards and jokers, by the rules' words:

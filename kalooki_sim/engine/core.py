@@ -62,7 +62,7 @@ import numpy as np
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
-from ..melds.search import best_lay_down_min, natural_meldable
+from ..melds.search import best_lay_down_must, natural_meldable
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -358,32 +358,36 @@ def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
 
 
 @njit(_nrt=False)
-def _best_lay_down(hand, rv, round_idx, min_points, out, work):
+def _best_lay_down(hand, rv, round_idx, min_points, out, work, must):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]):
     the rules' opening when ``min_points`` < 0, else new melds worth at least ``min_points`` (1:
     any melds at all).  ``work``: the game's search scratch, ``plan[g, 0, PLAN_MELDS:]`` flattened
-    (layout ``W_*``; its hand and plan slots are not touched).
+    (layout ``W_*``; its hand and plan slots are not touched).  ``must``: a natural every such
+    lay-down places every copy of (``_certificate_verdict``), or -1.
     Returns (number of melds or -1, their opening value)."""
     best = work[W_BEST:W_WS]
-    if best_lay_down_min(hand, rv, round_idx, min_points, out, best, work[W_WS:W_LEN]) < 0:
+    if best_lay_down_must(hand, rv, round_idx, min_points, np.int64(must), out, best,
+                          work[W_WS:W_LEN]) < 0:
         return -1, 0
     return best[1], best[2]
 
 
 @njit(_nrt=False)
-def _search_plan(hand, laid, rv, round_idx, out, work):
+def _search_plan(hand, laid, rv, round_idx, out, work, must):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]).
 
     Not laid down: the opening (contract, or new melds worth >= opening_min_points).  Laid down:
-    any new melds (points mode with minimum 1).  Returns the number of melds, -1 if none."""
-    nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out, work)
+    any new melds (points mode with minimum 1).  ``must``: ``_certificate_verdict``'s natural (it
+    speaks of those lay-downs, not of the kalooki below), or -1.  Returns the number of melds, -1
+    if none."""
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out, work, must)
     if nm >= 0:
         return nm
     if laid or rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 0 or rv[R_OPENING_MODE] != 1:
         return -1
     # V1: a kalooki needs no opening minimum -- offer melds of any value that leave at most the
     # final discard in hand (so the turn ends with an empty hand)
-    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out, work)
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out, work, -1)
     if nm < 0:
         return -1
     held = 0
@@ -440,18 +444,24 @@ def could_join_new_meld(hands, rv, g, p, c, held):
     return ok
 
 
+# ``_certificate_verdict``: the hand has no lay-down
+CERT_NO_PLAN = -2
+
+
 @njit(_nrt=False)
-def _certified_no_plan(ps, rv, g, p, hand, laid):
-    """Does seat ``p``'s certificate (``_certify_no_plan``) show, without a search, that ``hand``
-    has no lay-down (the opening, or new melds after it, as ``laid`` says)?
+def _certificate_verdict(ps, rv, g, p, hand, laid):
+    """What seat ``p``'s certificate (``_certify_no_plan``) tells, without a search, of the
+    lay-downs of ``hand`` (the opening, or new melds after it, as ``laid`` says): ``CERT_NO_PLAN``
+    (there is none), a natural t (every one places every copy of t), or -1 (nothing).
 
     Lay-downs are monotone: a lay-down of a hand is one of every hand holding it.  So no sub-hand
     of a certified hand F has one; and a hand with one card of type c more than F has only
     lay-downs that place every copy of c (one placing fewer lies within F), so none if c fits in
     no meld with the hand's cards (``melds.search.natural_meldable``, the search's own filter).
-    That settles most searches of a hand that changes by a draw and a discard."""
+    That settles most searches of a hand that changes by a draw and a discard, and the search
+    skips the branches keeping c in hand for the rest."""
     if ps[g, p, PS_CERT] != 1 + laid:
-        return False
+        return -1
     # the cards held beyond F, and the type of the last of them (no branch per type)
     more = 0
     extra = -1
@@ -460,10 +470,10 @@ def _certified_no_plan(ps, rv, g, p, hand, laid):
         more += d
         extra = t if d > 0 else extra
     if more == 0:
-        return True
-    if more > 1:
-        return False
-    return extra != JOKER and not natural_meldable(hand, rv, extra)
+        return CERT_NO_PLAN
+    if more > 1 or extra == JOKER:
+        return -1
+    return extra if natural_meldable(hand, rv, extra) else CERT_NO_PLAN
 
 
 @njit(_nrt=False)
@@ -490,6 +500,11 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
         if not could_join_new_meld(hands, rv, g, p, want, 0 if t_add == want else 1):
             return False
     work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+    out = work[W_OUT:W_BEST].reshape((PLAN_MELDS, PLAN_REC))
+    if _memo_holds(hands, g, p, t_add, t_rem, laid, gs[g, G_ROUND], work):
+        # the same question again (greedy's table takes ask it after the take's own check did)
+        nm = work[W_MEMO_NM]
+        return nm >= 0 and _plan_count(out, nm, want) > 0
     work[W_MEMO_OK] = 0
     hand = work[W_HAND:W_OUT]
     for t in range(N_TYPES):
@@ -498,10 +513,10 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
         hand[t_add] += 1
     if t_rem >= 0:
         hand[t_rem] -= 1
-    if _certified_no_plan(ps, rv, g, p, hand, laid):
+    must = _certificate_verdict(ps, rv, g, p, hand, laid)
+    if must == CERT_NO_PLAN:
         return False
-    out = work[W_OUT:W_BEST].reshape((PLAN_MELDS, PLAN_REC))
-    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work)
+    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work, must)
     work[W_MEMO_OK] = 1
     work[W_MEMO_LAID] = 1 if laid else 0
     work[W_MEMO_ROUND] = gs[g, G_ROUND]
@@ -512,18 +527,28 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
 
 
 @njit(_nrt=False)
-def _memo_plan(hands, plan, g, p, laid, rnd, work):
-    """Copy into plan 0 the plan of seat ``p``'s hand if the last hypothetical search
-    (``_hand_plan_places``) was of this very hand (same cards, laid flag and round) and return its
-    number of melds (-1: none); -2 when there is no such search.  A plan is a pure function of
-    those, and a restricted discard draw is checked with exactly the hand the draw then gives,
-    so the engine need not search it twice."""
+def _memo_holds(hands, g, p, t_add, t_rem, laid, rnd, work):
+    """Was the last hypothetical search (``_hand_plan_places``) of seat ``p``'s hand plus ``t_add``
+    minus ``t_rem`` (-1 = none), with this laid flag and round?  Its plan is then in ``work``: a
+    plan is a pure function of those."""
     if (work[W_MEMO_OK] != 1 or work[W_MEMO_LAID] != (1 if laid else 0)
             or work[W_MEMO_ROUND] != rnd):
-        return -2
+        return False
     for t in range(N_TYPES):
-        if work[W_HAND + t] != hands[g, p, t]:
-            return -2
+        h = np.int64(hands[g, p, t]) + (1 if t == t_add else 0) - (1 if t == t_rem else 0)
+        if work[W_HAND + t] != h:
+            return False
+    return True
+
+
+@njit(_nrt=False)
+def _memo_plan(hands, plan, g, p, laid, rnd, work):
+    """Copy into plan 0 the plan of seat ``p``'s hand if the last hypothetical search
+    (``_hand_plan_places``) was of this very hand (``_memo_holds``) and return its number of melds
+    (-1: none); -2 when there is no such search.  A restricted discard draw is checked with exactly
+    the hand the draw then gives, so the engine need not search it twice."""
+    if not _memo_holds(hands, g, p, -1, -1, laid, rnd, work):
+        return -2
     nm = work[W_MEMO_NM]
     for i in range(nm):
         for k in range(PLAN_REC):
@@ -553,9 +578,10 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
         work[W_MEMO_OK] = 0
         for t in range(N_TYPES):
             hand[t] = hands[g, p, t]
-        if _certified_no_plan(ps, rv, g, p, hand, laid):
+        must = _certificate_verdict(ps, rv, g, p, hand, laid)
+        if must == CERT_NO_PLAN:
             return
-        nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work)
+        nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work, must)
     if nm >= 0:
         _offer_plan(plan, plan_n, g, nm)
     else:
@@ -597,7 +623,7 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, wo
     lay-offs in the same turn.  The melds are the best lay-down of any value; they are offered when
     the lay-offs the rest of the hand can make onto the table (a greedy sequence, so a lower
     bound) cover the missing points.  Sets ``G_PLAN_DEBT``; returns the number of melds or -1."""
-    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out, work)
+    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out, work, -1)
     if nm < 0:
         return -1
     debt = rv[R_OPENING_MIN_POINTS] - value

@@ -6,7 +6,7 @@ State layout (all arrays have a leading batch dimension ``B``; one row = one gam
 
 * ``gs[B, NG]`` int64 — per-game scalars, columns ``G_*`` (phase, seats, counters, RNG key parts).
 * ``ps[B, P_MAX, NPS]`` int64 — per-player scalars, columns ``PS_*`` (laid down, calls used, total,
-  and the engine's certificate of a hand known to have no lay-down, see ``core._certified_no_plan``).
+  and the engine's certificate of a hand known to have no lay-down, see ``core._certificate_verdict``).
 * ``hands[B, P_MAX, 53]`` int8 — card-type counts (copies of a natural are interchangeable).
 * ``stock[B, DECK_MAX]`` int8 — card types, the top card is ``stock[g, gs[g, G_STOCK_N] - 1]``.
 * ``disc[B, DECK_MAX]`` int8 and ``disc_by[B, DECK_MAX]`` int8 — discard pile bottom -> top

@@ -67,7 +67,8 @@ P_MAXJVAL = 21
 P_UB_SETS = 22      # runs-first search: most penalty the contract's sets could hold (whole hand)
 P_SUITPEN = 23      # ... and penalty of the hand's naturals in suits s..3, for s = 0..4 (5 slots)
 P_HELD = 28         # general search: bit t set when the root pool holds natural t
-N_PRM = 29
+P_MUST = 29         # a natural every lay-down places every copy of (-1: none known)
+N_PRM = 30
 
 SET_KEY_BASE = 1 << 40   # set keys sort after every run key
 
@@ -621,9 +622,10 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
             for s2 in range(4):
                 pool[s2 * 13 + r] += take[s2]
 
-    # ---- every remaining copy of t stays in hand -- unless a meld already laid could take t:
-    # then the same lay-down with t added is strictly better and is searched in another branch
-    if _absorbable(t, stack, depth, prm):
+    # ---- every remaining copy of t stays in hand -- unless t is the natural every lay-down places
+    # (no lay-down down this branch), or a meld already laid could take t: then the same lay-down
+    # with t added is strictly better and is searched in another branch
+    if t == prm[P_MUST] or _absorbable(t, stack, depth, prm):
         return 0
     c = pool[t]
     pool[t] = 0
@@ -722,7 +724,7 @@ def natural_meldable(hand, rv, t):
     """``_fits_some_meld`` under the rule vector: False means no lay-down of ``hand`` (int64 or int8
     counts by card type, jokers at 52) can place natural ``t`` (one it holds), so the search need
     not run for a hand that differs from one without a lay-down only by t
-    (``engine.core._certified_no_plan``)."""
+    (``engine.core._certificate_verdict``)."""
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
     return _fits_some_meld(hand, t, run_mask(hand, t // 13, lo_min, hi_max), rv[R_SET_MIN_NATURALS],
@@ -995,6 +997,11 @@ def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, bes
     if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
         return 0
     F = prm[P_F]
+    # a copy of the natural every lay-down places that no run took must go into a set
+    mu = prm[P_MUST]
+    if (mu >= 0 and pool[mu] > 0 and (s > mu // 13 or nruns == F)
+            and not _set_could_use(mu, pool, prm)):
+        return 0
     # runs can only still use suits s..3, sets at most the T richest ranks
     if used + prm[P_UB_SETS] + prm[P_SUITPEN + s] + jk * prm[P_PJ] <= best[B_USED]:
         return 0
@@ -1137,8 +1144,18 @@ def best_lay_down_min(hand, rv, round_idx, min_points, best_stack, best, ws):
     """``best_lay_down_ws`` under the rules' opening (``min_points`` < 0), or with new melds worth
     at least ``min_points`` instead (1: any melds; the engine's search after an opening and for a
     kalooki), without a modified copy of the rule vector."""
+    return best_lay_down_must(hand, rv, round_idx, min_points, np.int64(-1), best_stack, best, ws)
+
+
+@njit(_nrt=False)
+def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, ws):
+    """``best_lay_down_min`` told that every lay-down of ``hand`` places every copy of natural
+    ``must`` (-1: nothing known), as when the hand is one without a lay-down plus that card
+    (``engine.core._certificate_verdict``).  The search then skips the branches that keep a copy in
+    hand; they hold no lay-down, so the result is the same."""
     prm = ws[_WS_PRM:_WS_NATVAL]
     fill_params(rv, round_idx, prm)
+    prm[P_MUST] = must
     if min_points >= 0:
         prm[P_CONTRACT] = 0
         prm[P_T] = 0
