@@ -108,6 +108,21 @@ def test_legality_checks_leave_the_position_unchanged():
     assert all((a == b).all() for a, b in zip(before.arrays(), game.state.arrays()))
 
 
+def _random_hands(r, seed, n, sizes):
+    """``n`` random hands of rules ``r``'s deck (counts by card type) with a round each, their
+    sizes drawn from ``range(*sizes)``."""
+    n_rounds = len(r.contracts) if r.opening_mode == "contract" else 1
+    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        cards = rng.choice(deck, size=int(rng.integers(*sizes)), replace=False)
+        yield i % n_rounds, np.bincount(cards, minlength=L.N_TYPES).astype(np.int64)
+
+
+def _cards_of(hand):
+    return np.repeat(np.arange(L.N_TYPES), hand).tolist()
+
+
 @pytest.mark.parametrize("name,kw", [("caribbean", {}), ("k40", {}), ("na15", {}), ("american", {}),
                                      ("k40", {"set_allow_duplicate_suit": True}),
                                      ("k40", {"run_adjacent_jokers": False})])
@@ -119,17 +134,12 @@ def test_unmeldable_card_changes_no_lay_down(name, kw):
 
     r = load_rules(name, **kw)
     rv = r.to_vector()
-    n_rounds = len(r.contracts) if r.opening_mode == "contract" else 1
-    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
     best_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
     best = np.zeros(4, dtype=np.int64)
     ws = new_workspace()
-    rng = np.random.default_rng(11)
     unmeldable = with_lay_down = 0
-    for i in range(1500):
-        cards = rng.choice(deck, size=int(rng.integers(6, 16)), replace=False)
-        hand = np.bincount(cards, minlength=L.N_TYPES).astype(np.int64)
-        rnd = i % n_rounds
+    for rnd, hand in _random_hands(r, 11, 1500, (6, 16)):
+        cards = _cards_of(hand)
         for t in np.flatnonzero(hand[:52]):
             if natural_meldable(hand, rv, t):
                 continue
@@ -139,7 +149,7 @@ def test_unmeldable_card_changes_no_lay_down(name, kw):
             for min_points in (-1, 1):
                 got = best_lay_down_min(hand, rv, rnd, min_points, best_stack, best, ws)
                 want = best_lay_down_min(without, rv, rnd, min_points, best_stack, best, ws)
-                assert got == want, (name, sorted(cards.tolist()), int(t), min_points)
+                assert got == want, (name, cards, int(t), min_points)
                 with_lay_down += got >= 0
     assert unmeldable > 1000 and with_lay_down > 100, (unmeldable, with_lay_down)
 
@@ -156,19 +166,14 @@ def test_must_place_changes_no_lay_down(name, kw):
 
     r = load_rules(name, **kw)
     rv = r.to_vector()
-    n_rounds = len(r.contracts) if r.opening_mode == "contract" else 1
-    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
     want_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
     got_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
     want_best = np.zeros(4, dtype=np.int64)
     got_best = np.zeros(4, dtype=np.int64)
     ws = new_workspace()
-    rng = np.random.default_rng(12)
     compared = found = 0
-    for i in range(400):
-        cards = rng.choice(deck, size=int(rng.integers(8, 16)), replace=False)
-        base = np.bincount(cards, minlength=L.N_TYPES).astype(np.int64)
-        rnd = i % n_rounds
+    for rnd, base in _random_hands(r, 12, 400, (8, 16)):
+        cards = _cards_of(base)
         for min_points in (-1, 1):
             if best_lay_down_min(base, rv, rnd, min_points, want_stack, want_best, ws) >= 0:
                 continue                       # x must complete a hand without a lay-down
@@ -179,13 +184,13 @@ def test_must_place_changes_no_lay_down(name, kw):
                 hand[x] += 1
                 want = best_lay_down_min(hand, rv, rnd, min_points, want_stack, want_best, ws)
                 got = best_lay_down_must(hand, rv, rnd, min_points, x, got_stack, got_best, ws)
-                assert got == want, (name, sorted(cards.tolist()), x, min_points)
+                assert got == want, (name, cards, x, min_points)
                 compared += 1
                 if want >= 0:
                     found += 1
                     assert (got_best[:3] == want_best[:3]).all()
                     n = int(want_best[1])
-                    assert (got_stack[:n] == want_stack[:n]).all(), (name, sorted(cards.tolist()), x)
+                    assert (got_stack[:n] == want_stack[:n]).all(), (name, cards, x)
     assert compared > 5000 and found > 200, (compared, found)
 
 def _fits_some_meld_by_definition(hand, t, r):
@@ -235,15 +240,11 @@ def test_meldable_filter_matches_its_definition(name, kw):
 
     r = load_rules(name, **kw)
     rv = r.to_vector()
-    deck = np.array([t for t in range(52) for _ in range(r.n_decks)] + [L.JOKER] * r.n_jokers)
-    rng = np.random.default_rng(5)
     answers = {True: 0, False: 0}
-    for _ in range(1500):
-        cards = rng.choice(deck, size=int(rng.integers(3, 16)), replace=False)
-        hand = np.bincount(cards, minlength=L.N_TYPES).astype(np.int64)
+    for _, hand in _random_hands(r, 5, 1500, (3, 16)):
         for t in np.flatnonzero(hand[:52]):
             want = _fits_some_meld_by_definition(hand, int(t), r)
-            assert natural_meldable(hand, rv, t) == want, (name, kw, sorted(cards.tolist()), int(t))
+            assert natural_meldable(hand, rv, t) == want, (name, kw, _cards_of(hand), int(t))
             answers[want] += 1
     assert min(answers.values()) > 1000, answers
 

@@ -1216,22 +1216,30 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
     for r in range(13):
         if _set_fits(hand, r, jk, prm[P_SET_MIN_NAT], prm[P_SET_MIN], prm[P_SET_DUP]):
             set_ranks |= np.int64(1) << r
+    for t in range(52):
+        pool[t] = 0
     held = np.int64(0)
     for s in range(4):
-        reach = _run_reach(run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX]), jk, prm[P_RUN_MIN],
-                           prm[P_LO_MIN], prm[P_HI_MAX] - prm[P_RUN_MIN] + 1, prm[P_ADJ_OK])
-        for r in range(13):
+        pm = run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX])
+        reach = _run_reach(pm, jk, prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX] - prm[P_RUN_MIN] + 1,
+                           prm[P_ADJ_OK])
+        # the ranks of suit s held (positions 2..13 are ranks 1..12, an ace at 1 or 14) that some
+        # run or set could hold: only these enter the pool, visited by their bits (``_dfs`` reads
+        # natval only for pool types, or multiplied by a count of zero)
+        ranks = ((pm >> 1) & 0x1FFE) | (1 if hand[s * 13] > 0 else 0)
+        fit = ((reach >> 1) & 0x1FFE) | (1 if (reach & ((1 << 1) | (1 << 14))) != 0 else 0)
+        keep = ranks & (fit | set_ranks)
+        held |= keep << (s * 13)
+        while keep != 0:
+            r = lowest_bit(keep)
+            keep &= keep - 1
             t = s * 13 + r
+            c = np.int64(hand[t])
             natval[t] = natval[r]
-            pool[t] = 0
-            if hand[t] > 0 and (
-                    (reach & _positions_of(r, prm[P_LO_MIN], prm[P_HI_MAX])) != 0
-                    or ((set_ranks >> r) & 1) == 1):
-                pool[t] = hand[t]
-                held |= np.int64(1) << t
-                rem_pen += hand[t] * pen[t]
-                rem_cnt += hand[t]
-                rem_val += hand[t] * natval[t]
+            pool[t] = c
+            rem_pen += c * pen[t]
+            rem_cnt += c
+            rem_val += c * natval[r]
     prm[P_HELD] = held
     if not contract and rem_val + hand[52] * prm[P_MAXJVAL] < prm[P_MINPTS]:
         return -1
