@@ -45,9 +45,7 @@ from kalooki_sim.engine.layout import (
     PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
-from kalooki_sim.engine.core import (
-    NEEDS_TABLE, _draw_mode, check_action, check_flow_action, legal_mask,
-)
+from kalooki_sim.engine.core import _draw_mode, legal_mask
 from kalooki_sim.bits import float_bits, lowest_bit
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
@@ -61,6 +59,7 @@ from kalooki_sim.rulevec import (
 )
 
 from .base import GREEDY, RANDOM
+from .known import KNOWN_GEN, forget_known, is_legal
 from .manipulation import greedy_manipulation
 
 __all__ = ["seat_action", "choose_action", "random_action", "greedy_action", "card_usefulness",
@@ -357,45 +356,10 @@ def _usefulness_masked(hands, g, p, t, held, pm, ace_low, ace_high, dup, gapw):
     return np.float64(n_one) + gapw * np.float64(n_gap)
 
 
-# A seat's decision memory: the legality cache (an entry per action, then the generation), then the
-# greedy discard's scratch, so that no decision allocates.
-_KNOWN_GEN = N_ACTIONS
-_KNOWN_SCRATCH = N_ACTIONS + 1
+# A seat's decision memory: the legality cache (``agents.known``: an entry per action, then the
+# generation), then the greedy discard's scratch, so that no decision allocates.
+_KNOWN_SCRATCH = KNOWN_GEN + 1
 KNOWN_LEN = _KNOWN_SCRATCH + _SFW_LEN
-
-
-@njit(_nrt=False)
-def forget_known(known):
-    """Start a new decision: every answer cached in ``known`` becomes unknown.
-
-    ``known`` (int64[KNOWN_LEN], zeros when created) holds ``2 * generation + legal`` per action and
-    the current generation after them, so forgetting is one increment instead of clearing
-    ``N_ACTIONS`` entries at every decision (a measurable share of a greedy hand)."""
-    known[_KNOWN_GEN] += 1
-
-
-@njit(inline="always")
-def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-           hwin, rv, g):
-    # the flow check (five arrays to pass, not 14) answers all but lay-downs, lay-offs and moves
-    e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
-    if e == NEEDS_TABLE:
-        e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                         hscore, hwin, rv, g, a)
-    k = 1 if e == 0 else 0
-    known[a] = 2 * known[_KNOWN_GEN] + k
-    return k
-
-
-@njit(inline="always")
-def _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-        rv, g):
-    """Is action ``a`` legal?  Asks ``core.check_action`` once per decision and remembers it."""
-    k = known[a]
-    if (k >> 1) != known[_KNOWN_GEN]:
-        return _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                      hscore, hwin, rv, g) == 1
-    return (k & 1) == 1
 
 
 @njit(_nrt=False)
@@ -666,25 +630,25 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     # asked to call is eligible, so the check would mostly pass anyway)
     if ph == PH_CALL:
         if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
-            if _ok(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
+            if is_legal(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_CALL
-        if _ok(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_PASS
     elif ph == PH_ALLOW:
         if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
-            if _ok(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
+            if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_DENY
-        if _ok(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_ALLOW
-        if _ok(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DENY
     elif ph == PH_DRAW:
-        if _ok(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
             if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
                 return A_DRAW_DISCARD
@@ -692,10 +656,10 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             # lay-down (or a lay-off) at once, so it is always worth taking
             if not contract and _draw_mode(gs, ps, rv, g, seat) != 0:
                 return A_DRAW_DISCARD
-        if _ok(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_STOCK
-        if _ok(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_DISCARD
     elif ph == PH_UPSWAP:
@@ -718,7 +682,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         for k in range(K_PLANS):
             if plan_n[g, k, 0] < 0:
                 continue                 # no plan k: check_action says E_NO_PLAN (or must-place)
-            if _ok(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
+            if is_legal(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_LAY + k
         nm = gs[g, G_N_MELDS]
@@ -734,7 +698,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                     if not _tack_may_fit(minfo, g, m, t):
                         continue
                     a = A_TACK + m * N_TYPES + t
-                    if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                    if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                         return a
             for m in range(nm):
@@ -745,7 +709,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                     if (mcards[g, m, q] == JOKER
                             and hands[g, seat, pos_type(minfo[g, m, MI_KEY], q)] > 0):
                         a = A_MOVE + m * 15 + q
-                        if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
                                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                             return a
             if not contract:
@@ -757,31 +721,31 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                             if hands[g, seat, s_ * 13 + minfo[g, m, MI_KEY]] == 0:
                                 continue         # the natural to swap in is not in hand
                             a = A_SETSWAP + m * 4 + s_
-                            if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+                            if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
                                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                                 return a
             if rv[R_TABLE_MANIPULATION] != 0:
                 a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                        plan_n, hscore, hwin, rv, g, seat)
+                                        plan_n, hscore, hwin, rv, g, seat, known)
                 if a >= 0:
                     return a
         laid = ps[g, seat, PS_LAID] == 1
         best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
                                         known[_KNOWN_SCRATCH:])
-        if best >= 0 and _ok(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
-                             mas, plan, plan_n, hscore, hwin, rv, g):
+        if best >= 0 and is_legal(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
+                                  mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + best
-        if runner_up >= 0 and _ok(known, A_DISCARD + runner_up, gs, ps, hands, stock, disc, disc_by,
-                                  minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if runner_up >= 0 and is_legal(known, A_DISCARD + runner_up, gs, ps, hands, stock, disc,
+                                       disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + runner_up
         best = -1
         best_sf = 1 << 40
         best_u = 1e300
         best_pen = -1
         for t in range(JOKER):
-            if hands[g, seat, t] == 0 or not _ok(known, A_DISCARD + t, gs, ps, hands, stock, disc,
-                                                 disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                                                 hwin, rv, g):
+            if hands[g, seat, t] == 0 or not is_legal(known, A_DISCARD + t, gs, ps, hands, stock, disc,
+                                                      disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                                                      hwin, rv, g):
                 continue
             pen = rv[R_PENALTY + t]
             sf = 0
@@ -802,15 +766,15 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 best_pen = pen
         if best >= 0:
             return A_DISCARD + best
-        if _ok(known, A_DISCARD + JOKER, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_DISCARD + JOKER, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + JOKER
-        if _ok(known, A_END_TURN, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, A_END_TURN, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_END_TURN
     # anything else (should not happen): first legal action
     for a in range(N_ACTIONS):
-        if _ok(known, a, gs, ps, hands, stock, disc, disc_by,
+        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return a
     return -1
@@ -829,7 +793,7 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
         return random_action(mask, n_legal, key, ctr)
     if policy_id == GREEDY:
         known = np.zeros(KNOWN_LEN, dtype=np.int64)
-        known[_KNOWN_GEN] = 1
+        known[KNOWN_GEN] = 1
         for a in range(N_ACTIONS):
             known[a] = 3 if mask[a] else 2
         return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
@@ -851,8 +815,8 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
         forget_known(known)
         a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                           hscore, hwin, rv, g, seat, known, key, ctr)
-        if a < 0 or a >= N_ACTIONS or not _ok(known, a, gs, ps, hands, stock, disc, disc_by, minfo,
-                                               mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if a < 0 or a >= N_ACTIONS or not is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo,
+                                                    mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return -1
         return a
     k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,

@@ -8,8 +8,9 @@ plain take (M2 end card, M5 from a 4-card set) is only worth it when the taken c
 takes only when the best new melds of the hand with that card use it.  Jokers are never shifted
 onto the table (they are worth more in the hand).
 
-Legality is asked of ``core.check_action`` directly: these candidates exist only in variants
-with ``table_manipulation`` and only after opening.  Still, a K40 hand asks about fifteen times for
+Legality is asked through the decision's cache (``agents.known``), so the manipulation greedy picks
+is not checked a second time when the decision is returned.  Candidates exist only in variants
+with ``table_manipulation`` and only after opening; still, a K40 hand asks about fifteen times for
 a manipulation that is not there, so candidates the check's cheap structural part would refuse
 (a split or take leaving a run short, a substitution of a suit the set holds or for one it does
 not) are not asked about at all.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.engine.core import _hand_plan_places, check_action, could_join_new_meld
+from kalooki_sim.engine.core import _hand_plan_places, could_join_new_meld
 from kalooki_sim.engine.layout import (
     A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN,
     MI_LO, MK_RUN, MK_SET, PS_LAID,
@@ -28,13 +29,16 @@ from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type
 from kalooki_sim.rulevec import R_RUN_MIN_SIZE, R_TABLE_MANIPULATION
 
+from .known import is_legal
+
 __all__ = ["greedy_manipulation"]
 
 
 @njit(_nrt=False)
 def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                        hwin, rv, g, seat):
-    """A legal manipulation that sheds cards (module docstring), or -1."""
+                        hwin, rv, g, seat, known):
+    """A legal manipulation that sheds cards (module docstring), or -1.  ``known``: the decision's
+    legality cache (``agents.known.forget_known`` was called for this decision)."""
     if rv[R_TABLE_MANIPULATION] == 0 or ps[g, seat, PS_LAID] == 0:
         return -1
     nm = gs[g, G_N_MELDS]
@@ -48,8 +52,8 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                            min(minfo[g, m, MI_HI], minfo[g, m, MI_HI] - rmin + 2)):
                 if hands[g, seat, pos_type(s, q)] > 0:
                     a = A_SPLIT + m * 15 + q
-                    if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                    hscore, hwin, rv, g, a) == 0:
+                    if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                    plan_n, hscore, hwin, rv, g):
                         return a
             lo = minfo[g, m, MI_LO]
             hi = minfo[g, m, MI_HI]
@@ -59,8 +63,8 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 if q_add < 1 or q_add > 14 or hands[g, seat, pos_type(s, q_add)] == 0:
                     continue
                 a = A_SHIFT + m * 4 + side * 2                 # a natural, never a joker
-                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                hscore, hwin, rv, g, a) == 0:
+                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                plan_n, hscore, hwin, rv, g):
                     return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 3:
             suits = _set_suits(minfo, mcards, g, m)
@@ -71,8 +75,8 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 if (suits >> s_add) & 1 or not (suits >> (j % 4)) & 1:
                     continue            # a suit the set holds, for one it does not (or itself)
                 a = A_SETSUB + m * 16 + j
-                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                hscore, hwin, rv, g, a) == 0:
+                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                plan_n, hscore, hwin, rv, g):
                     return a
     for m in range(nm):
         kind = minfo[g, m, MI_KIND]
@@ -82,8 +86,8 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 c = np.int64(mcards[g, m, minfo[g, m, MI_HI] if side == 0 else minfo[g, m, MI_LO]])
                 if c == JOKER or not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
-                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                hscore, hwin, rv, g, a) == 0:
+                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                plan_n, hscore, hwin, rv, g):
                     if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 4:
@@ -92,8 +96,8 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 c = s * 13 + minfo[g, m, MI_KEY]
                 if not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
-                if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                hscore, hwin, rv, g, a) == 0:
+                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                plan_n, hscore, hwin, rv, g):
                     if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
     return -1

@@ -108,7 +108,7 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     ``lane`` (``_new_lane``) is scratch reused from game to game, so a game allocates nothing and
     the loop runs without reference counting: the state arrays it hands to the policy and the
     engine at every step cost no atomic increments.  Nothing in it carries over between games
-    (greedy's legality cache is invalidated by generation, see ``agents.compiled.forget_known``)."""
+    (greedy's legality cache is invalidated by generation, see ``agents.known.forget_known``)."""
     mask, keys, ctrs, laid_turn, calls, known, flags = lane
     if hands_mode:
         start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
