@@ -290,3 +290,38 @@ def test_memo_of_the_discard_draw_check_gives_the_searched_plan(name):
             else:
                 game.apply(int(lays[0]) if lays else int(rng.choice(acts)))
     assert hits > 20, hits          # the memo really was used
+
+
+@pytest.mark.parametrize("name", ["k40", "na15", "american"])
+def test_plan_question_answered_from_the_memo_is_the_searched_answer(name):
+    """``core._hand_plan_places`` answers a repeated question (the same hand plus and minus the
+    same cards, laid flag and round) from its last search (``core._memo_holds``).  Asked in a row
+    about many hands, twice each, it must answer exactly as a fresh search of each does."""
+    rules = load_rules(name)
+    rng = np.random.default_rng(3)
+    asked = repeated = placed = 0
+    for seed in range(12):
+        game = Game(rules, n_players=4, seed=seed)
+        for step in range(400):
+            if game.terminal:
+                break
+            if step % 7 == 0:
+                st = game.state
+                p = int(st.gs[0, L.G_TO_ACT])
+                held = np.flatnonzero(st.hands[0, p, :52])
+                for c in rng.choice(52, size=6, replace=False):
+                    t_rem = int(rng.choice(held)) if len(held) and rng.random() < 0.3 else -1
+                    fresh = game.copy()
+                    _scratch(fresh.state)[L.W_MEMO_OK] = 0
+                    args = (p, int(c), t_rem, int(c))
+                    want = core._hand_plan_places(fresh.state.hands, fresh.state.ps, fresh.rv, fresh.state.gs,
+                                                  fresh.state.plan, 0, *args)
+                    for _ in range(2):           # the second time from the memo, if it searched
+                        got = core._hand_plan_places(st.hands, st.ps, game.rv, st.gs, st.plan, 0, *args)
+                        assert got == want, (name, seed, step, args)
+                        asked += 1
+                    repeated += bool(_scratch(st)[L.W_MEMO_OK] == 1)
+                    placed += bool(want)
+            acts = np.flatnonzero(game.legal_mask())
+            game.apply(int(rng.choice(acts)))
+    assert asked > 3000 and repeated > 500 and placed > 50, (asked, repeated, placed)
