@@ -631,25 +631,25 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     if ph == PH_CALL:
         if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
             if is_legal(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
-                   minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_CALL
         if is_legal(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_PASS
     elif ph == PH_ALLOW:
         if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
             if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                   minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_DENY
         if is_legal(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_ALLOW
         if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DENY
     elif ph == PH_DRAW:
         if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
             if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
                 return A_DRAW_DISCARD
             # points variants: a restricted discard draw is only legal when the card goes into the
@@ -657,10 +657,10 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             if not contract and _draw_mode(gs, ps, rv, g, seat) != 0:
                 return A_DRAW_DISCARD
         if is_legal(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_STOCK
         if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_DISCARD
     elif ph == PH_UPSWAP:
         # the dealer takes the upcard when it is more useful than his least useful natural
@@ -683,7 +683,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             if plan_n[g, k, 0] < 0:
                 continue                 # no plan k: check_action says E_NO_PLAN (or must-place)
             if is_legal(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_LAY + k
         nm = gs[g, G_N_MELDS]
         if ps[g, seat, PS_LAID] == 1:
@@ -699,7 +699,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                         continue
                     a = A_TACK + m * N_TYPES + t
                     if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                            minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                         return a
             for m in range(nm):
                 if minfo[g, m, MI_KIND] != MK_RUN or minfo[g, m, MI_NJ] == 0:
@@ -710,7 +710,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                             and hands[g, seat, pos_type(minfo[g, m, MI_KEY], q)] > 0):
                         a = A_MOVE + m * 15 + q
                         if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                             return a
             if not contract:
                 # joker swaps in 3-card sets (the engine offers them only when the freed joker
@@ -722,7 +722,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                                 continue         # the natural to swap in is not in hand
                             a = A_SETSWAP + m * 4 + s_
                             if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                                 return a
             if rv[R_TABLE_MANIPULATION] != 0:
                 a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
@@ -767,15 +767,15 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         if best >= 0:
             return A_DISCARD + best
         if is_legal(known, A_DISCARD + JOKER, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + JOKER
         if is_legal(known, A_END_TURN, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_END_TURN
     # anything else (should not happen): first legal action
     for a in range(N_ACTIONS):
         if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return a
     return -1
 
@@ -816,7 +816,7 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
         a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                           hscore, hwin, rv, g, seat, known, key, ctr)
         if a < 0 or a >= N_ACTIONS or not is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo,
-                                                    mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                                                   mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return -1
         return a
     k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,

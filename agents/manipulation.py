@@ -53,7 +53,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 if hands[g, seat, pos_type(s, q)] > 0:
                     a = A_SPLIT + m * 15 + q
                     if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                    plan_n, hscore, hwin, rv, g):
+                                plan_n, hscore, hwin, rv, g):
                         return a
             lo = minfo[g, m, MI_LO]
             hi = minfo[g, m, MI_HI]
@@ -64,7 +64,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     continue
                 a = A_SHIFT + m * 4 + side * 2                 # a natural, never a joker
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                plan_n, hscore, hwin, rv, g):
+                            plan_n, hscore, hwin, rv, g):
                     return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 3:
             suits = _set_suits(minfo, mcards, g, m)
@@ -76,7 +76,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     continue            # a suit the set holds, for one it does not (or itself)
                 a = A_SETSUB + m * 16 + j
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                plan_n, hscore, hwin, rv, g):
+                            plan_n, hscore, hwin, rv, g):
                     return a
     for m in range(nm):
         kind = minfo[g, m, MI_KIND]
@@ -87,7 +87,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 if c == JOKER or not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                plan_n, hscore, hwin, rv, g):
+                            plan_n, hscore, hwin, rv, g):
                     if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 4:
@@ -97,7 +97,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 if not could_join_new_meld(hands, rv, g, seat, c, 0):
                     continue
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                plan_n, hscore, hwin, rv, g):
+                            plan_n, hscore, hwin, rv, g):
                     if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
     return -1
