@@ -16,6 +16,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game
+from kalooki_sim.engine.state import State
 
 
 def _without_certificate(game):
@@ -51,8 +52,11 @@ def test_certificate_never_changes_plans_or_mask(name):
         for _ in range(400):
             if game.terminal:
                 break
-            mask = game.legal_mask()
             bare = _without_certificate(game)
+            # the raw kernel, as the closed loop asks it: the hands its checks search and find
+            # without a lay-down stay certified (``Game.legal_mask`` would put the state back)
+            mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+            core.legal_mask(*game.state.arrays(), game.rv, 0, mask)
             assert (bare.legal_mask() == mask).all(), (name, seed, str(game))
             if int(game.state.gs[0, L.G_PHASE]) == L.PH_PLAY and game.state.gs[0, L.G_OPEN_DEBT] == 0:
                 applied += _certificate_applies(game)
@@ -69,6 +73,26 @@ def test_certificate_never_changes_plans_or_mask(name):
             game.apply(int(lays[0]) if lays else int(rng.choice(acts)))
     assert compared > 300
     assert applied > 50          # the certificate really was in play
+
+
+def test_hand_settled_by_the_new_card_becomes_the_certificate():
+    """A hand one unmeldable card away from the certificate has no lay-down, and the verdict keeps
+    it as the certificate: the next hand (a discard and a draw later) is one card away from it but
+    two from the old one, and is settled too."""
+    from kalooki_sim.cards import counts_of
+
+    rv = load_rules("k40").to_vector()
+    ps = State.empty(1).ps
+    old = counts_of("2C 3C 7D 8D 9H JS KS QH 5C 10D")
+    core._certify_no_plan(ps, rv, 0, 1, old, 0)
+    hand = counts_of("2C 3C 7D 8D 9H JS KS QH 5C 4H")           # 10D out, 4H (no partner) in
+    assert core._certificate_verdict(ps, rv, 0, 1, hand, 0) == core.CERT_NO_PLAN
+    assert (ps[0, 1, L.PS_CERT_HAND:L.PS_CERT_HAND + L.N_TYPES] == hand).all()
+    later = counts_of("2C 3C 7D 8D 9H JS KS QH 4H 6S")           # 5C out, 6S in
+    assert core._certificate_verdict(ps, rv, 0, 1, later, 0) == core.CERT_NO_PLAN
+    near = counts_of("2C 3C 7D 8D 9H JS KS QH 4H 6S 4C")         # 4C joins 2C 3C: search it
+    assert core._certificate_verdict(ps, rv, 0, 1, near, 0) == counts_of("4C").argmax()
+    assert core._certificate_verdict(ps, rv, 0, 1, near, 1) == -1  # the laid flag must match
 
 
 def test_certificate_is_forgotten_at_the_deal():

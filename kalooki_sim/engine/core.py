@@ -459,7 +459,11 @@ def _certificate_verdict(ps, rv, g, p, hand, laid):
     lay-downs that place every copy of c (one placing fewer lies within F), so none if c fits in
     no meld with the hand's cards (``melds.search.natural_meldable``, the search's own filter).
     That settles most searches of a hand that changes by a draw and a discard, and the search
-    skips the branches keeping c in hand for the rest."""
+    skips the branches keeping c in hand for the rest.
+
+    A hand settled by the second argument becomes the certificate (as a searched hand without a
+    lay-down does): the next hand to ask is this one after a discard and a draw, one card away
+    from it but two from F."""
     if ps[g, p, PS_CERT] != 1 + laid:
         return -1
     # the cards held beyond F, and the type of the last of them (no branch per type)
@@ -473,7 +477,10 @@ def _certificate_verdict(ps, rv, g, p, hand, laid):
         return CERT_NO_PLAN
     if more > 1 or extra == JOKER:
         return -1
-    return extra if natural_meldable(hand, rv, extra) else CERT_NO_PLAN
+    if natural_meldable(hand, rv, extra):
+        return extra
+    _certify_no_plan(ps, rv, g, p, hand, laid)
+    return CERT_NO_PLAN
 
 
 @njit(_nrt=False)
@@ -522,6 +529,8 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     work[W_MEMO_ROUND] = gs[g, G_ROUND]
     work[W_MEMO_NM] = nm
     if nm < 0:
+        # a fact about this multiset whether or not the action is taken; it holds the hand
+        _certify_no_plan(ps, rv, g, p, hand, laid)
         return False
     return _plan_count(out, nm, want) > 0
 
@@ -1625,7 +1634,9 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
 @njit(_nrt=False)
 def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
-    """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure."""
+    """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure but
+    for the engine's caches: a check that searches a hand leaves its memo in the search scratch and
+    certifies the hand when it has no lay-down (``_hand_plan_places``); neither changes an answer."""
     e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
     if e != NEEDS_TABLE:
         return e
