@@ -116,14 +116,16 @@ discard: 9D 9C
 
 def test_legality_checks_leave_the_position_unchanged():
     """K51: drawing the 9C needs an opening with it; 9C-QC is worth 40 < 51, so the engine's search
-    runs and fails.  Its scratch rows change (raw kernel), but ``Game`` puts them back, so an
-    illegal action, ``check`` and ``legal_mask`` leave every array of the state as it was."""
+    runs and fails.  Its scratch rows and the seat's certificate change (raw kernel), but ``Game``
+    puts them back, so an illegal action, ``check`` and ``legal_mask`` leave every array of the
+    state as it was."""
     from kalooki_sim.engine.errors import IllegalActionError
 
     game = Game.from_text(DRAW, "k51")
     raw = game.copy()
     assert core.check_action(*raw.state.arrays(), raw.rv, 0, L.A_DRAW_DISCARD) == L.E_NOT_USABLE
     assert not (raw.state.plan == game.state.plan).all()        # the search ran in the scratch
+    assert raw.state.ps[0, 0, L.PS_CERT] == 1                     # and certified the hand with 9C
     before = game.state.copy()
     with pytest.raises(IllegalActionError):
         game.apply("draw discard")

@@ -529,8 +529,10 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     work[W_MEMO_ROUND] = gs[g, G_ROUND]
     work[W_MEMO_NM] = nm
     if nm < 0:
-        # a fact about this multiset whether or not the action is taken; it holds the hand
-        _certify_no_plan(ps, rv, g, p, hand, laid)
+        if t_add >= 0 and t_rem < 0:
+            # true whether or not the card is taken, and of every hand within (the seat's own);
+            # not for hands a caller changed otherwise (a joker swap tried and taken back)
+            _certify_no_plan(ps, rv, g, p, hand, laid)
         return False
     return _plan_count(out, nm, want) > 0
 

@@ -357,13 +357,16 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
 @contextmanager
 def _scratch_kept(st):
     """The engine's legality checks search lay-downs in the rows of ``plan`` after the plans
-    (``layout.W_*``), which mean nothing between calls.  Asking whether an action is legal must not
-    look like a change of the position, so the Python layer puts those rows back."""
+    (``layout.W_*``), which mean nothing between calls, and certify hands they find without one
+    (``ps[..., PS_CERT:NPS]``, a cache).  Asking whether an action is legal must not look like a
+    change of the position, so the Python layer puts both back."""
     saved = st.plan[:, :, L.PLAN_MELDS:].copy()
+    saved_cert = st.ps[:, :, L.PS_CERT:L.NPS].copy()
     try:
         yield
     finally:
         st.plan[:, :, L.PLAN_MELDS:] = saved
+        st.ps[:, :, L.PS_CERT:L.NPS] = saved_cert
 
 
 class _NotOffered(ValueError):
@@ -527,10 +530,13 @@ class Game:
             shown = None
         text = self.action_text(a) if 0 <= a < L.N_ACTIONS else str(action)
         who = self.to_act
+        cert = self.state.ps[:, :, L.PS_CERT:L.NPS]
         with _scratch_kept(self.state):
             err = int(core.step(*self.state.arrays(), self.rv, 0, a))
+            learned = cert.copy()
         if err:
             raise IllegalActionError(action, err, text=shown or text)
+        cert[...] = learned          # what a legal action's searches certified stays, as in the loop
         self.history.append((who, text))
         return self
 
