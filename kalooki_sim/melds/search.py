@@ -481,10 +481,21 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
             run_ok = False
         if prm[P_DIST_SUIT] == 1 and ((smask >> s) & 1) == 1:
             run_ok = False
+    if run_ok and jk == 0 and r != 0:
+        # without jokers a run whose lowest undecided natural is t (not an ace: the positions
+        # below it hold decided cards) starts at t and holds the next run_min - 1 cards of its suit
+        if r + prm[P_RUN_MIN] - 1 > 12:
+            run_ok = False
+        else:
+            for u in range(t + 1, t + prm[P_RUN_MIN]):
+                if pool[u] == 0:
+                    run_ok = False
+                    break
     if run_ok:
-        suit_total = 0
-        for u in range(s * 13, s * 13 + 13):
-            suit_total += pool[u]
+        suit_total = 0                  # (read only when jokers stand in for naturals)
+        if jk > 0:
+            for u in range(s * 13, s * 13 + 13):
+                suit_total += pool[u]
         for pi in range(2):
             p = _natural_pos(r, pi, prm)
             if p < 0:
@@ -564,6 +575,17 @@ def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, 
         if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
             set_ok = False
         if prm[P_DIST_RANK] == 1 and ((rmask >> r) & 1) == 1:
+            set_ok = False
+    if set_ok:
+        # the most naturals a set holding t can have (``_set_caps``' caps, summed): too few for
+        # any set, and the set choices below would all be skipped
+        n_max = 1
+        for s2 in range(s, 4):
+            a = pool[s2 * 13 + r] - (1 if s2 == s else 0)
+            if prm[P_SET_DUP] == 0:
+                a = 0 if s2 == s else min(a, 1)
+            n_max += a
+        if n_max < prm[P_SET_MIN_NAT] or n_max + jk < prm[P_SET_MIN]:
             set_ok = False
     if set_ok:
         cap = slots[32:36]
