@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.engine.core import _hand_plan_places, could_join_new_meld
+from kalooki_sim.engine.core import _hand_plan_places
 from kalooki_sim.engine.layout import (
     A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN,
     MI_LO, MK_RUN, MK_SET, PS_LAID,
 )
 from kalooki_sim.jit import njit
-from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.rulevec import R_RUN_MIN_SIZE, R_TABLE_MANIPULATION
+from kalooki_sim.melds.positions import pos_type, run_mask
+from kalooki_sim.melds.search import natural_meldable_held
+from kalooki_sim.rulevec import R_ACE_HIGH, R_ACE_LOW, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION
 
 from .known import is_legal
 
@@ -78,13 +79,20 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                             plan_n, hscore, hwin, rv, g):
                     return a
+    # the hand's run positions by suit, for the takes' "could it join a new meld" test (asked
+    # about every end card and every card of a 4-card set: some ninety times a K40 hand)
+    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    hand = hands[g, seat]
+    held = (run_mask(hand, 0, lo_min, hi_max), run_mask(hand, 1, lo_min, hi_max),
+            run_mask(hand, 2, lo_min, hi_max), run_mask(hand, 3, lo_min, hi_max))
     for m in range(nm):
         kind = minfo[g, m, MI_KIND]
         if kind == MK_RUN and minfo[g, m, MI_HI] - minfo[g, m, MI_LO] >= rmin:   # rmin cards stay
             for side in range(2):
                 a = A_TAKE_END + m * 2 + side
                 c = np.int64(mcards[g, m, minfo[g, m, MI_HI] if side == 0 else minfo[g, m, MI_LO]])
-                if c == JOKER or not could_join_new_meld(hands, rv, g, seat, c, 0):
+                if c == JOKER or not _joins_new_meld(hand, rv, c, held):
                     continue
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                             plan_n, hscore, hwin, rv, g):
@@ -94,13 +102,23 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
             for s in range(4):
                 a = A_SETTAKE + m * 4 + s
                 c = s * 13 + minfo[g, m, MI_KEY]
-                if not could_join_new_meld(hands, rv, g, seat, c, 0):
+                if not _joins_new_meld(hand, rv, c, held):
                     continue
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                             plan_n, hscore, hwin, rv, g):
                     if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
     return -1
+
+
+@njit(_nrt=False, inline="always")
+def _joins_new_meld(hand, rv, c, held):
+    """``core.could_join_new_meld`` for natural ``c`` from the table (not in ``hand``), with the
+    hand's run positions by suit ``held`` (``positions.run_mask``, a 4-tuple) read once."""
+    hand[c] += 1
+    ok = natural_meldable_held(hand, rv, c, held[c // 13])
+    hand[c] -= 1
+    return ok
 
 
 @njit(_nrt=False)

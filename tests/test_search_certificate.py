@@ -261,16 +261,24 @@ def _fits_some_meld_by_definition(hand, t, r):
                                      ("caribbean", {"ace_high": False, "set_min_naturals": 3})])
 def test_meldable_filter_matches_its_definition(name, kw):
     """``natural_meldable`` (the search's filter of the naturals it may place, and the
-    certificate's test) against the plain definition, for every held natural of random hands."""
-    from kalooki_sim.melds.search import natural_meldable
+    certificate's test) against the plain definition, for every held natural of random hands;
+    and ``natural_meldable_held`` given the suit's run positions read without the card (as greedy's
+    manipulation reads them once for the cards it could take from the table)."""
+    from kalooki_sim.melds.positions import run_mask
+    from kalooki_sim.melds.search import natural_meldable, natural_meldable_held
 
     r = load_rules(name, **kw)
     rv = r.to_vector()
+    lo_min, hi_max = (1 if r.ace_low else 2), (14 if r.ace_high else 13)
     answers = {True: 0, False: 0}
     for _, hand in _random_hands(r, 5, 1500, (3, 16)):
         for t in np.flatnonzero(hand[:52]):
             want = _fits_some_meld_by_definition(hand, int(t), r)
             assert natural_meldable(hand, rv, t) == want, (name, kw, _cards_of(hand), int(t))
+            without = hand.copy()
+            without[t] -= 1
+            held_s = run_mask(without, int(t) // 13, lo_min, hi_max)
+            assert natural_meldable_held(hand, rv, t, held_s) == want, (name, kw, _cards_of(hand), int(t))
             answers[want] += 1
     assert min(answers.values()) > 1000, answers
 

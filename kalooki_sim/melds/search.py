@@ -749,9 +749,19 @@ def natural_meldable(hand, rv, t):
     (``engine.core._certificate_verdict``)."""
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-    return _fits_some_meld(hand, t, run_mask(hand, t // 13, lo_min, hi_max), rv[R_SET_MIN_NATURALS],
-                           rv[R_SET_MIN_SIZE], rv[R_SET_ALLOW_DUPLICATE_SUIT], rv[R_RUN_MIN_SIZE],
-                           lo_min, hi_max, rv[R_RUN_ADJACENT_JOKERS])
+    return natural_meldable_held(hand, rv, t, run_mask(hand, t // 13, lo_min, hi_max))
+
+
+@njit(_nrt=False, inline="always")
+def natural_meldable_held(hand, rv, t, held_s):
+    """``natural_meldable`` given ``held_s``, the run positions of t's suit the hand holds
+    (``positions.run_mask``; t's own position may be missing): a caller asking about many cards
+    of one hand reads each suit once."""
+    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    return _fits_some_meld(hand, t, held_s, rv[R_SET_MIN_NATURALS], rv[R_SET_MIN_SIZE],
+                           rv[R_SET_ALLOW_DUPLICATE_SUIT], rv[R_RUN_MIN_SIZE], lo_min, hi_max,
+                           rv[R_RUN_ADJACENT_JOKERS])
 
 
 # ------------------------------------------------------------------------------------------------
