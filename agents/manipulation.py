@@ -69,16 +69,16 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 3:
             suits = _set_suits(minfo, mcards, g, m)
-            for j in range(16):
-                s_add = (j // 4) % 4
-                if hands[g, seat, s_add * 13 + minfo[g, m, MI_KEY]] == 0:
-                    continue                                   # the substitute is not in hand
-                if (suits >> s_add) & 1 or not (suits >> (j % 4)) & 1:
-                    continue            # a suit the set holds, for one it does not (or itself)
-                a = A_SETSUB + m * 16 + j
-                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                            plan_n, hscore, hwin, rv, g):
-                    return a
+            for s_add in range(4):
+                # a suit the set does not hold, its natural in hand, for one the set holds
+                if (suits >> s_add) & 1 or hands[g, seat, s_add * 13 + minfo[g, m, MI_KEY]] == 0:
+                    continue
+                for s_take in range(4):
+                    if (suits >> s_take) & 1:
+                        a = A_SETSUB + m * 16 + s_add * 4 + s_take
+                        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
+                                    plan, plan_n, hscore, hwin, rv, g):
+                            return a
     # the hand's run positions by suit, for the takes' "could it join a new meld" test (asked
     # about every end card and every card of a 4-card set: some ninety times a K40 hand)
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
