@@ -271,9 +271,10 @@ def test_greedy_takes_from_a_4_card_set_for_a_new_run():
 @pytest.mark.parametrize("name,kw", [("k40", {}), ("na15", {}), ("american", {}), ("k40+v4", {}),
                                      ("k40", {"set_allow_duplicate_suit": True})])
 def test_meld_prefilter_never_hides_a_meld(name, kw):
-    """``core.could_join_new_meld`` (cheap, skips the search in restricted-draw, owed-card and take
-    checks) must be true whenever the exact best lay-down places the card: the card added to the
-    hand (``held`` = 0) or already in it (``held`` = 1), before and after the opening."""
+    """``core.could_join_new_meld`` (cheap, skips the search in restricted-draw and owed-card
+    checks; greedy's takes ask the same test through ``search.natural_meldable_held``) must be true
+    whenever the exact best lay-down places the card: the card added to the hand (``held`` = 0) or
+    already in it (``held`` = 1), before and after the opening."""
     from kalooki_sim.engine.core import _plan_count, _search_plan, could_join_new_meld
 
     r = R(name, **kw)
