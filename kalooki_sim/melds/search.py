@@ -440,220 +440,244 @@ def _absorbable(t, stack, depth, prm):
 # compiled the other overload itself aborts in LLVM (numba issues #6061, #9129; it crashed pytest
 # workers).  tests/test_search_recursion.py checks that none has a literal overload.
 @njit(_nrt=False)
-def _dfs(t, kmin, pool, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth,
-         stack, best_stack, best, prm, rv, pen, natval, scratch):
+def _dfs(t, kmin, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask, smask, depth, ws,
+         stack, rv):
     """``kmin``: melds holding another copy of t are taken in non-decreasing key order, so two
-    melds sharing a duplicated card are not explored twice (once in each order)."""
-    best[B_NODES] += 1
-    if pool[t] == 0:
-        # the next undecided natural: only types in the root pool (``P_HELD``) can be undecided
-        kmin = 0
-        left = prm[P_HELD] & ~((np.int64(1) << t) - 1)
-        t = 52
-        while left != 0:
-            u = lowest_bit(left)
-            if pool[u] > 0:
-                t = u
+    melds sharing a duplicated card are not explored twice (once in each order).
+
+    ``ws``: the workspace (``best_lay_down_must``: pool, parameters, best[] and per-depth scratch
+    at their ``_WS_*`` offsets); ``stack``: the meld stack, rows ``MAX_MELDS`` on holding the best
+    lay-down found.  Three arrays, not nine: every array argument is seven or nine machine words
+    pushed at each recursion, which was a quarter of this function's time.  Leaving t in hand is
+    the loop's next pass rather than a recursion; the counts it took out of the pool are kept in
+    two bit planes (a type is held at most three times) and put back on the way out."""
+    prm = ws[_WS_PRM:_WS_NATVAL]
+    natval = ws[_WS_NATVAL:_WS_POOL]
+    pool = ws[_WS_POOL:_WS_BEST]
+    best = ws[_WS_BEST:_WS_STACK]
+    pen = rv[R_PENALTY:R_PENALTY + 53]
+    kept_lo = np.int64(0)       # bit u: bit 0 of the count of type u this call left in hand
+    kept_hi = np.int64(0)       # ... and its bit 1
+    while True:
+        best[B_NODES] += 1
+        if pool[t] == 0:
+            # the next undecided natural: only types in the root pool (``P_HELD``) can be undecided
+            kmin = 0
+            left = prm[P_HELD] & ~((np.int64(1) << t) - 1)
+            t = 52
+            while left != 0:
+                u = lowest_bit(left)
+                if pool[u] > 0:
+                    t = u
+                    break
+                left &= left - 1
+        if t == 52:
+            _leaf(jk, used, val, nsets, nruns, depth, stack, stack[MAX_MELDS:], best, prm, rv)
+            break
+        if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
+            break
+        contract = prm[P_CONTRACT] == 1
+        if contract:
+            if _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
                 break
-            left &= left - 1
-    if t == 52:
-        _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv)
-        return 0
-    if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
-        return 0
-    contract = prm[P_CONTRACT] == 1
-    if contract:
-        if _contract_hopeless(t, pool, jk, nsets, nruns, rmask, smask, rem_cnt, prm):
-            return 0
-    elif val + rem_val + jk * prm[P_MAXJVAL] < prm[P_MINPTS]:
-        return 0
-    if depth >= MAX_MELDS - 2:
-        return 0
-    s = t // 13
-    r = t % 13
-    pj = prm[P_PJ]
-    slots = scratch[depth]
+        elif val + rem_val + jk * prm[P_MAXJVAL] < prm[P_MINPTS]:
+            break
+        if depth >= MAX_MELDS - 2:
+            break
+        s = t // 13
+        r = t % 13
+        pj = prm[P_PJ]
+        row = _WS_SCRATCH + depth * SCRATCH_W
+        slots = ws[row:row + SCRATCH_W]
 
-    # ---- runs whose lowest undecided natural is t (an ace may sit low or high)
-    run_ok = True
-    if contract:
-        if prm[P_EXTRA] == 0 and nruns >= prm[P_F]:
-            run_ok = False
-        if prm[P_DIST_SUIT] == 1 and ((smask >> s) & 1) == 1:
-            run_ok = False
-    if run_ok and jk == 0 and r != 0:
-        # without jokers a run whose lowest undecided natural is t (not an ace: the positions
-        # below it hold decided cards) starts at t and holds the next run_min - 1 cards of its suit
-        if r + prm[P_RUN_MIN] - 1 > 12:
-            run_ok = False
-        else:
-            for u in range(t + 1, t + prm[P_RUN_MIN]):
-                if pool[u] == 0:
-                    run_ok = False
-                    break
-    if run_ok:
-        suit_total = 0                  # (read only when jokers stand in for naturals)
-        if jk > 0:
-            for u in range(s * 13, s * 13 + 13):
-                suit_total += pool[u]
-        for pi in range(2):
-            p = _natural_pos(r, pi, prm)
-            if p < 0:
-                continue
-            avail = _avail_mask(t, s, p, pool, prm)
-            # the furthest a run through p can reach on each side with the jokers in hand
-            lo_eff = p
-            gaps = 0
-            for q in range(p - 1, max(prm[P_LO_MIN], p - prm[P_RUN_MAX] + 1) - 1, -1):
-                if ((avail >> q) & 1) == 0:
-                    gaps += 1
-                    if gaps > jk:
-                        break
-                lo_eff = q
-            hi_eff = p
-            gaps = 0
-            for q in range(p + 1, min(prm[P_HI_MAX], p + prm[P_RUN_MAX] - 1) + 1):
-                if ((avail >> q) & 1) == 0:
-                    gaps += 1
-                    if gaps > jk:
-                        break
-                hi_eff = q
-            if hi_eff - lo_eff + 1 < prm[P_RUN_MIN]:
-                continue
-            for lo in range(lo_eff, p + 1):
-                hi_top = min(hi_eff, lo + prm[P_RUN_MAX] - 1)
-                for hi in range(hi_top, p - 1, -1):
-                    n = hi - lo + 1
-                    if n < prm[P_RUN_MIN] or (lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
-                        continue
-                    window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
-                    if n - popcount(avail & window) > jk:
-                        continue
-                    forced, m = _run_slots(t, s, p, lo, hi, pool, slots)
-                    if forced > jk:
-                        continue
-                    kmax = min(jk - forced, m)
-                    for k in range(kmax + 1):
-                        nj = forced + k
-                        if n - nj < prm[P_RUN_MIN_NAT]:
-                            break
-                        mask = 0 if k == 0 else (1 << k) - 1
-                        while mask < (1 << m):
-                            jmask = _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk,
-                                                    nsets, rmask, prm, suit_total)
-                            key = (((pi * 16 + lo) * 16 + (15 - hi)) << 16) | jmask
-                            if jmask >= 0 and key >= kmin:
-                                add_pen = nj * pj
-                                add_val = 0
-                                sub_val = 0
-                                for q in range(lo, hi + 1):
-                                    add_val += rv[R_MELD_VALUE + q]
-                                    if ((jmask >> q) & 1) == 0:
-                                        u = pos_type(s, q)
-                                        add_pen += pen[u]
-                                        sub_val += natval[u]
-                                _move_run(pool, s, lo, hi, jmask, -1)
-                                stack[depth, 0] = K_RUN
-                                stack[depth, 1] = s
-                                stack[depth, 2] = lo
-                                stack[depth, 3] = hi
-                                stack[depth, 4] = jmask
-                                _dfs(t, key, pool, jk - nj, used + add_pen, rem_pen - (add_pen - nj * pj),
-                                     rem_cnt - (n - nj), val + add_val, rem_val - sub_val, nsets,
-                                     nruns + 1, rmask, smask | (1 << s), depth + 1, stack, best_stack,
-                                     best, prm, rv, pen, natval, scratch)
-                                _move_run(pool, s, lo, hi, jmask, 1)
-                            if k == 0:
-                                break
-                            c = mask & -mask
-                            rr = mask + c
-                            mask = (((rr ^ mask) >> 2) // c) | rr
-
-    # ---- sets whose lowest undecided natural is t, with any choice of same-rank naturals
-    set_ok = True
-    if contract:
-        if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
-            set_ok = False
-        if prm[P_DIST_RANK] == 1 and ((rmask >> r) & 1) == 1:
-            set_ok = False
-    if set_ok:
-        # the most naturals a set holding t can have (``_set_caps``' caps, summed): too few for
-        # any set, and the set choices below would all be skipped
-        n_max = 1
-        for s2 in range(s, 4):
-            a = pool[s2 * 13 + r] - (1 if s2 == s else 0)
-            if prm[P_SET_DUP] == 0:
-                a = 0 if s2 == s else min(a, 1)
-            n_max += a
-        if n_max < prm[P_SET_MIN_NAT] or n_max + jk < prm[P_SET_MIN]:
-            set_ok = False
-    if set_ok:
-        cap = slots[32:36]
-        take = slots[36:40]
-        take_min = slots[40:44]
-        n_combo = _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask)
-        rank_val = _set_rank_value(rv, r)
-        # every take[s2] in take_min[s2]..cap[s2], suit 0 counting fastest (an odometer)
-        for s2 in range(4):
-            take[s2] = take_min[s2]
-        take[0] -= 1
-        for code in range(n_combo):
-            s2 = 0
-            take[0] += 1
-            while take[s2] > cap[s2] and s2 < 3:
-                take[s2] = take_min[s2]
-                s2 += 1
-                take[s2] += 1
-            n_nat = 1 + take[0] + take[1] + take[2] + take[3]
-            if n_nat < prm[P_SET_MIN_NAT]:
-                continue
-            jmin = max(prm[P_SET_MIN] - n_nat, 0)
-            if prm[P_SET_MAX] < 0:
-                jmax = jmin       # spare jokers join a set at the leaf
+        # ---- runs whose lowest undecided natural is t (an ace may sit low or high)
+        run_ok = True
+        if contract:
+            if prm[P_EXTRA] == 0 and nruns >= prm[P_F]:
+                run_ok = False
+            if prm[P_DIST_SUIT] == 1 and ((smask >> s) & 1) == 1:
+                run_ok = False
+        if run_ok and jk == 0 and r != 0:
+            # without jokers a run whose lowest undecided natural is t (not an ace: the positions
+            # below it hold decided cards) starts at t and holds the next run_min - 1 cards of its suit
+            if r + prm[P_RUN_MIN] - 1 > 12:
+                run_ok = False
             else:
-                jmax = min(prm[P_SET_MAX] - n_nat, jk)
-            if prm[P_SET_DUP] == 0 and n_nat + jmax > 4:
-                jmax = 4 - n_nat
-            if jmin > jk or jmin > jmax:
-                continue
-            skey = SET_KEY_BASE + (((take[0] * 4 + take[1]) * 4 + take[2]) * 4 + take[3]) * 16
-            if skey + jmax < kmin:
-                continue
-            add_pen = pen[t]
-            sub_val = natval[t]
-            pool[t] -= 1
-            for s2 in range(4):
-                u = s2 * 13 + r
-                pool[u] -= take[s2]
-                add_pen += take[s2] * pen[u]
-                sub_val += take[s2] * natval[u]
-            for nj in range(jmax, jmin - 1, -1):
-                if skey + nj < kmin:
-                    break
-                stack[depth, 0] = K_SET
-                stack[depth, 1] = r
-                for s2 in range(4):
-                    stack[depth, 2 + s2] = take[s2] + (1 if s2 == s else 0)
-                stack[depth, 6] = nj
-                stack[depth, 7] = 0
-                _dfs(t, skey + nj, pool, jk - nj, used + add_pen + nj * pj, rem_pen - add_pen, rem_cnt - n_nat,
-                     val + (n_nat + nj) * rank_val, rem_val - sub_val, nsets + 1, nruns,
-                     rmask | (1 << r), smask, depth + 1, stack, best_stack, best, prm, rv, pen, natval,
-                     scratch)
-            pool[t] += 1
-            for s2 in range(4):
-                pool[s2 * 13 + r] += take[s2]
+                for u in range(t + 1, t + prm[P_RUN_MIN]):
+                    if pool[u] == 0:
+                        run_ok = False
+                        break
+        if run_ok:
+            suit_total = 0                  # (read only when jokers stand in for naturals)
+            if jk > 0:
+                for u in range(s * 13, s * 13 + 13):
+                    suit_total += pool[u]
+            for pi in range(2):
+                p = _natural_pos(r, pi, prm)
+                if p < 0:
+                    continue
+                avail = _avail_mask(t, s, p, pool, prm)
+                # the furthest a run through p can reach on each side with the jokers in hand
+                lo_eff = p
+                gaps = 0
+                for q in range(p - 1, max(prm[P_LO_MIN], p - prm[P_RUN_MAX] + 1) - 1, -1):
+                    if ((avail >> q) & 1) == 0:
+                        gaps += 1
+                        if gaps > jk:
+                            break
+                    lo_eff = q
+                hi_eff = p
+                gaps = 0
+                for q in range(p + 1, min(prm[P_HI_MAX], p + prm[P_RUN_MAX] - 1) + 1):
+                    if ((avail >> q) & 1) == 0:
+                        gaps += 1
+                        if gaps > jk:
+                            break
+                    hi_eff = q
+                if hi_eff - lo_eff + 1 < prm[P_RUN_MIN]:
+                    continue
+                for lo in range(lo_eff, p + 1):
+                    hi_top = min(hi_eff, lo + prm[P_RUN_MAX] - 1)
+                    for hi in range(hi_top, p - 1, -1):
+                        n = hi - lo + 1
+                        if n < prm[P_RUN_MIN] or (lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0):
+                            continue
+                        window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+                        if n - popcount(avail & window) > jk:
+                            continue
+                        forced, m = _run_slots(t, s, p, lo, hi, pool, slots)
+                        if forced > jk:
+                            continue
+                        kmax = min(jk - forced, m)
+                        for k in range(kmax + 1):
+                            nj = forced + k
+                            if n - nj < prm[P_RUN_MIN_NAT]:
+                                break
+                            mask = 0 if k == 0 else (1 << k) - 1
+                            while mask < (1 << m):
+                                jmask = _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk,
+                                                        nsets, rmask, prm, suit_total)
+                                key = (((pi * 16 + lo) * 16 + (15 - hi)) << 16) | jmask
+                                if jmask >= 0 and key >= kmin:
+                                    add_pen = nj * pj
+                                    add_val = 0
+                                    sub_val = 0
+                                    for q in range(lo, hi + 1):
+                                        add_val += rv[R_MELD_VALUE + q]
+                                        if ((jmask >> q) & 1) == 0:
+                                            u = pos_type(s, q)
+                                            add_pen += pen[u]
+                                            sub_val += natval[u]
+                                    _move_run(pool, s, lo, hi, jmask, -1)
+                                    stack[depth, 0] = K_RUN
+                                    stack[depth, 1] = s
+                                    stack[depth, 2] = lo
+                                    stack[depth, 3] = hi
+                                    stack[depth, 4] = jmask
+                                    _dfs(t, key, jk - nj, used + add_pen, rem_pen - (add_pen - nj * pj),
+                                         rem_cnt - (n - nj), val + add_val, rem_val - sub_val, nsets,
+                                         nruns + 1, rmask, smask | (1 << s), depth + 1, ws, stack, rv)
+                                    _move_run(pool, s, lo, hi, jmask, 1)
+                                if k == 0:
+                                    break
+                                c = mask & -mask
+                                rr = mask + c
+                                mask = (((rr ^ mask) >> 2) // c) | rr
 
-    # ---- every remaining copy of t stays in hand -- unless t is the natural every lay-down places
-    # (no lay-down down this branch), or a meld already laid could take t: then the same lay-down
-    # with t added is strictly better and is searched in another branch
-    if t == prm[P_MUST] or _absorbable(t, stack, depth, prm):
-        return 0
-    c = pool[t]
-    pool[t] = 0
-    _dfs(t + 1, np.int64(0), pool, jk, used, rem_pen - c * pen[t], rem_cnt - c, val, rem_val - c * natval[t],
-         nsets, nruns, rmask, smask, depth, stack, best_stack, best, prm, rv, pen, natval, scratch)
-    pool[t] = c
+        # ---- sets whose lowest undecided natural is t, with any choice of same-rank naturals
+        set_ok = True
+        if contract:
+            if prm[P_EXTRA] == 0 and nsets >= prm[P_T]:
+                set_ok = False
+            if prm[P_DIST_RANK] == 1 and ((rmask >> r) & 1) == 1:
+                set_ok = False
+        if set_ok:
+            # the most naturals a set holding t can have (``_set_caps``' caps, summed): too few for
+            # any set, and the set choices below would all be skipped
+            n_max = 1
+            for s2 in range(s, 4):
+                a = pool[s2 * 13 + r] - (1 if s2 == s else 0)
+                if prm[P_SET_DUP] == 0:
+                    a = 0 if s2 == s else min(a, 1)
+                n_max += a
+            if n_max < prm[P_SET_MIN_NAT] or n_max + jk < prm[P_SET_MIN]:
+                set_ok = False
+        if set_ok:
+            cap = slots[32:36]
+            take = slots[36:40]
+            take_min = slots[40:44]
+            n_combo = _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask)
+            rank_val = _set_rank_value(rv, r)
+            # every take[s2] in take_min[s2]..cap[s2], suit 0 counting fastest (an odometer)
+            for s2 in range(4):
+                take[s2] = take_min[s2]
+            take[0] -= 1
+            for code in range(n_combo):
+                s2 = 0
+                take[0] += 1
+                while take[s2] > cap[s2] and s2 < 3:
+                    take[s2] = take_min[s2]
+                    s2 += 1
+                    take[s2] += 1
+                n_nat = 1 + take[0] + take[1] + take[2] + take[3]
+                if n_nat < prm[P_SET_MIN_NAT]:
+                    continue
+                jmin = max(prm[P_SET_MIN] - n_nat, 0)
+                if prm[P_SET_MAX] < 0:
+                    jmax = jmin       # spare jokers join a set at the leaf
+                else:
+                    jmax = min(prm[P_SET_MAX] - n_nat, jk)
+                if prm[P_SET_DUP] == 0 and n_nat + jmax > 4:
+                    jmax = 4 - n_nat
+                if jmin > jk or jmin > jmax:
+                    continue
+                skey = SET_KEY_BASE + (((take[0] * 4 + take[1]) * 4 + take[2]) * 4 + take[3]) * 16
+                if skey + jmax < kmin:
+                    continue
+                add_pen = pen[t]
+                sub_val = natval[t]
+                pool[t] -= 1
+                for s2 in range(4):
+                    u = s2 * 13 + r
+                    pool[u] -= take[s2]
+                    add_pen += take[s2] * pen[u]
+                    sub_val += take[s2] * natval[u]
+                for nj in range(jmax, jmin - 1, -1):
+                    if skey + nj < kmin:
+                        break
+                    stack[depth, 0] = K_SET
+                    stack[depth, 1] = r
+                    for s2 in range(4):
+                        stack[depth, 2 + s2] = take[s2] + (1 if s2 == s else 0)
+                    stack[depth, 6] = nj
+                    stack[depth, 7] = 0
+                    _dfs(t, skey + nj, jk - nj, used + add_pen + nj * pj, rem_pen - add_pen, rem_cnt - n_nat,
+                         val + (n_nat + nj) * rank_val, rem_val - sub_val, nsets + 1, nruns,
+                         rmask | (1 << r), smask, depth + 1, ws, stack, rv)
+                pool[t] += 1
+                for s2 in range(4):
+                    pool[s2 * 13 + r] += take[s2]
+
+        # ---- every remaining copy of t stays in hand -- unless t is the natural every lay-down
+        # places (no lay-down down this branch), or a meld already laid could take t: then the same
+        # lay-down with t added is strictly better and is searched in another branch.  (The next
+        # pass is the recursion ``_dfs(t + 1, 0, ..)`` was: same depth, t's copies out of the pool.)
+        if t == prm[P_MUST] or _absorbable(t, stack, depth, prm):
+            break
+        c = pool[t]
+        kept_lo |= (c & 1) << t
+        kept_hi |= ((c >> 1) & 1) << t
+        pool[t] = 0
+        rem_pen -= c * pen[t]
+        rem_cnt -= c
+        rem_val -= c * natval[t]
+        t += 1
+        kmin = np.int64(0)
+    kept = kept_lo | kept_hi
+    while kept != 0:
+        u = lowest_bit(kept)
+        kept &= kept - 1
+        pool[u] = ((kept_lo >> u) & 1) + 2 * ((kept_hi >> u) & 1)
     return 0
 
 
@@ -1022,127 +1046,135 @@ def _set_could_use(u, pool, prm):
 
 
 @njit(_nrt=False)
-def _runs_first(s, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, best, prm, rv, pen,
-                scratch, dp, pick):
-    """Choose the contract's runs suit by suit (or no run in suit s), then the sets exactly."""
-    best[B_NODES] += 1
-    if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
-        return 0
-    F = prm[P_F]
-    # a copy of the natural every lay-down places that no run took must go into a set
-    mu = prm[P_MUST]
-    if (mu >= 0 and pool[mu] > 0 and (s > mu // 13 or nruns == F)
-            and not _set_could_use(mu, pool, prm)):
-        return 0
-    # runs can only still use suits s..3, sets at most the T richest ranks
-    if used + prm[P_UB_SETS] + prm[P_SUITPEN + s] + jk * prm[P_PJ] <= best[B_USED]:
-        return 0
-    if nruns == F:
-        _sets_leaf(pool, jk, used, 0, nruns, 0, depth, stack, best_stack, best, prm, rv, pen, dp, pick)
-        return 0
-    if 4 - s < F - nruns:
-        return 0
-    slots = scratch[depth]
-    lo_min = prm[P_LO_MIN]
-    hi_max = prm[P_HI_MAX]
-    # which positions of suit s hold a natural (both aces need two copies)
-    avail = run_mask(pool, s, lo_min, hi_max)
-    ace = s * 13
-    w = prm[P_RUN_MIN]
-    for lo in range(lo_min, hi_max - w + 2):
-        # the shortest run from lo must fit the jokers; then reach up as far as the jokers allow
-        first = ((1 << (lo + w)) - 1) ^ ((1 << lo) - 1)
-        gaps = w - popcount(avail & first)
-        if gaps > jk:
-            continue
-        hi_reach = lo + w - 1
-        for q in range(lo + w, min(hi_max, lo + prm[P_RUN_MAX] - 1) + 1):
-            if ((avail >> q) & 1) == 0:
-                if gaps == jk:
-                    break
-                gaps += 1
-            hi_reach = q
-        for hi in range(hi_reach, lo + w - 2, -1):
-            if lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0:
+def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
+    """Choose the contract's runs suit by suit (or no run in suit s), then the sets exactly.
+
+    Arguments as for ``_dfs`` (few arrays; no run in suit s is the loop's next pass, not a
+    recursion); ``dp``/``pick``: ``_sets_leaf``'s tables."""
+    prm = ws[_WS_PRM:_WS_NATVAL]
+    pool = ws[_WS_POOL:_WS_BEST]
+    best = ws[_WS_BEST:_WS_STACK]
+    pen = rv[R_PENALTY:R_PENALTY + 53]
+    while True:
+        best[B_NODES] += 1
+        if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
+            return 0
+        F = prm[P_F]
+        # a copy of the natural every lay-down places that no run took must go into a set
+        mu = prm[P_MUST]
+        if (mu >= 0 and pool[mu] > 0 and (s > mu // 13 or nruns == F)
+                and not _set_could_use(mu, pool, prm)):
+            return 0
+        # runs can only still use suits s..3, sets at most the T richest ranks
+        if used + prm[P_UB_SETS] + prm[P_SUITPEN + s] + jk * prm[P_PJ] <= best[B_USED]:
+            return 0
+        if nruns == F:
+            _sets_leaf(pool, jk, used, 0, nruns, 0, depth, stack, stack[MAX_MELDS:], best, prm, rv, pen,
+                           dp, pick)
+            return 0
+        if 4 - s < F - nruns:
+            return 0
+        row = _WS_SCRATCH + depth * SCRATCH_W
+        slots = ws[row:row + SCRATCH_W]
+        lo_min = prm[P_LO_MIN]
+        hi_max = prm[P_HI_MAX]
+        # which positions of suit s hold a natural (both aces need two copies)
+        avail = run_mask(pool, s, lo_min, hi_max)
+        ace = s * 13
+        w = prm[P_RUN_MIN]
+        for lo in range(lo_min, hi_max - w + 2):
+            # the shortest run from lo must fit the jokers; then reach up as far as the jokers allow
+            first = ((1 << (lo + w)) - 1) ^ ((1 << lo) - 1)
+            gaps = w - popcount(avail & first)
+            if gaps > jk:
                 continue
-            n = hi - lo + 1
-            window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
-            have = avail & window
-            both_aces = lo == 1 and hi == 14
-            if both_aces and pool[ace] < 2 and (have >> 1) & 1 and (have >> 14) & 1:
-                have &= ~(1 << 14)          # one ace copy cannot sit at both ends
-            forced = n - popcount(have)
-            if forced > jk or n - forced < prm[P_RUN_MIN_NAT]:
-                continue
-            # a natural next to either end that no set could use only fits this run: the run
-            # one card longer is strictly better and is searched too
-            if n < prm[P_RUN_MAX] and not both_aces:
-                if hi + 1 <= hi_max and (avail >> (hi + 1)) & 1 and not (lo == 1 and hi + 1 == 14):
-                    if not _set_could_use(pos_type(s, hi + 1), pool, prm):
-                        continue
-                if lo - 1 >= lo_min and (avail >> (lo - 1)) & 1 and not (lo - 1 == 1 and hi == 14):
-                    if not _set_could_use(pos_type(s, lo - 1), pool, prm):
-                        continue
-            m = 0
-            for q in range(lo, hi + 1):
-                if (have >> q) & 1:
-                    slots[16 + m] = q
-                    m += 1
-            kmax = min(jk - forced, m)
-            for k in range(kmax + 1):
-                if n - forced - k < prm[P_RUN_MIN_NAT]:
-                    break
-                mask = 0 if k == 0 else (1 << k) - 1
-                while mask < (1 << m):
-                    jmask = window & ~have
-                    useful = True
-                    for i in range(m):
-                        if (mask >> i) & 1:
-                            q = slots[16 + i]
-                            jmask |= 1 << q
-                            # borrow only for a set of exactly set_min_nat naturals (see _borrow_useful)
-                            u = pos_type(s, q)
-                            ru = u % 13
-                            same = pool[ru] + pool[13 + ru] + pool[26 + ru] + pool[39 + ru]
-                            if not (prm[P_T] > 0 and same >= prm[P_SET_MIN_NAT]
-                                    and jk - forced - k >= prm[P_SET_MIN] - prm[P_SET_MIN_NAT]):
-                                useful = False
-                    if useful and (prm[P_ADJ_OK] == 1 or (jmask & (jmask >> 1)) == 0):
-                        nj = forced + k
-                        add_pen = nj * prm[P_PJ]
-                        for q in range(lo, hi + 1):
-                            if ((jmask >> q) & 1) == 0:
-                                u = pos_type(s, q)
-                                pool[u] -= 1
-                                add_pen += pen[u]
-                        stack[depth, 0] = K_RUN
-                        stack[depth, 1] = s
-                        stack[depth, 2] = lo
-                        stack[depth, 3] = hi
-                        stack[depth, 4] = jmask
-                        _runs_first(s + 1, pool, jk - nj, used + add_pen,
-                                    rem_pen - (add_pen - nj * prm[P_PJ]), nruns + 1, depth + 1, stack,
-                                    best_stack, best, prm, rv, pen, scratch, dp, pick)
-                        for q in range(lo, hi + 1):
-                            if ((jmask >> q) & 1) == 0:
-                                pool[pos_type(s, q)] += 1
-                    if k == 0:
+            hi_reach = lo + w - 1
+            for q in range(lo + w, min(hi_max, lo + prm[P_RUN_MAX] - 1) + 1):
+                if ((avail >> q) & 1) == 0:
+                    if gaps == jk:
                         break
-                    c = mask & -mask
-                    rr = mask + c
-                    mask = (((rr ^ mask) >> 2) // c) | rr
-    # no run in suit s
-    _runs_first(s + 1, pool, jk, used, rem_pen, nruns, depth, stack, best_stack, best, prm, rv, pen,
-                scratch, dp, pick)
-    return 0
+                    gaps += 1
+                hi_reach = q
+            for hi in range(hi_reach, lo + w - 2, -1):
+                if lo == 1 and hi == 14 and prm[P_BOTH_OK] == 0:
+                    continue
+                n = hi - lo + 1
+                window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+                have = avail & window
+                both_aces = lo == 1 and hi == 14
+                if both_aces and pool[ace] < 2 and (have >> 1) & 1 and (have >> 14) & 1:
+                    have &= ~(1 << 14)          # one ace copy cannot sit at both ends
+                forced = n - popcount(have)
+                if forced > jk or n - forced < prm[P_RUN_MIN_NAT]:
+                    continue
+                # a natural next to either end that no set could use only fits this run: the run
+                # one card longer is strictly better and is searched too
+                if n < prm[P_RUN_MAX] and not both_aces:
+                    if hi + 1 <= hi_max and (avail >> (hi + 1)) & 1 and not (lo == 1 and hi + 1 == 14):
+                        if not _set_could_use(pos_type(s, hi + 1), pool, prm):
+                            continue
+                    if lo - 1 >= lo_min and (avail >> (lo - 1)) & 1 and not (lo - 1 == 1 and hi == 14):
+                        if not _set_could_use(pos_type(s, lo - 1), pool, prm):
+                            continue
+                m = 0
+                for q in range(lo, hi + 1):
+                    if (have >> q) & 1:
+                        slots[16 + m] = q
+                        m += 1
+                kmax = min(jk - forced, m)
+                for k in range(kmax + 1):
+                    if n - forced - k < prm[P_RUN_MIN_NAT]:
+                        break
+                    mask = 0 if k == 0 else (1 << k) - 1
+                    while mask < (1 << m):
+                        jmask = window & ~have
+                        useful = True
+                        for i in range(m):
+                            if (mask >> i) & 1:
+                                q = slots[16 + i]
+                                jmask |= 1 << q
+                                # borrow only for a set of exactly set_min_nat naturals (see _borrow_useful)
+                                u = pos_type(s, q)
+                                ru = u % 13
+                                same = pool[ru] + pool[13 + ru] + pool[26 + ru] + pool[39 + ru]
+                                if not (prm[P_T] > 0 and same >= prm[P_SET_MIN_NAT]
+                                        and jk - forced - k >= prm[P_SET_MIN] - prm[P_SET_MIN_NAT]):
+                                    useful = False
+                        if useful and (prm[P_ADJ_OK] == 1 or (jmask & (jmask >> 1)) == 0):
+                            nj = forced + k
+                            add_pen = nj * prm[P_PJ]
+                            for q in range(lo, hi + 1):
+                                if ((jmask >> q) & 1) == 0:
+                                    u = pos_type(s, q)
+                                    pool[u] -= 1
+                                    add_pen += pen[u]
+                            stack[depth, 0] = K_RUN
+                            stack[depth, 1] = s
+                            stack[depth, 2] = lo
+                            stack[depth, 3] = hi
+                            stack[depth, 4] = jmask
+                            _runs_first(s + 1, jk - nj, used + add_pen, rem_pen - (add_pen - nj * prm[P_PJ]),
+                                        nruns + 1, depth + 1, ws, stack, rv, dp, pick)
+                            for q in range(lo, hi + 1):
+                                if ((jmask >> q) & 1) == 0:
+                                    pool[pos_type(s, q)] += 1
+                        if k == 0:
+                            break
+                        c = mask & -mask
+                        rr = mask + c
+                        mask = (((rr ^ mask) >> 2) // c) | rr
+        # no run in suit s
+        s += 1
 
 
-# workspace layout (int64): rule params, natural values, the pool, meld stack, per-depth scratch
+# workspace layout (int64): rule params, natural values, the pool, best[], meld stack (and the
+# best lay-down's records), per-depth scratch
 _WS_PRM = 0
 _WS_NATVAL = _WS_PRM + N_PRM
 _WS_POOL = _WS_NATVAL + 53
-_WS_STACK = _WS_POOL + 53
-_WS_SCRATCH = _WS_STACK + MAX_MELDS * REC
+_WS_BEST = _WS_POOL + 53              # the search's own best[] (copied out at the end)
+_WS_STACK = _WS_BEST + 4              # meld stack, then the best lay-down's records
+_WS_SCRATCH = _WS_STACK + 2 * MAX_MELDS * REC
 SCRATCH_W = 48
 _WS_DP = _WS_SCRATCH + MAX_MELDS * SCRATCH_W
 _DP_T = 8           # sets per contract the closed-form set choice handles
@@ -1197,15 +1229,17 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
     best[B_N] = 0
     best[B_VAL] = -1
     best[B_NODES] = 0
+    wbest = ws[_WS_BEST:_WS_STACK]      # the search's own (``_dfs``), handed out by ``_best_out``
+    for k in range(4):
+        wbest[k] = best[k]
     contract = prm[P_CONTRACT] == 1
     if contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1:
         if _contract_joker_bound(hand, prm) > hand[52]:
             return -1
     pen = rv[R_PENALTY:R_PENALTY + 53]
     natval = ws[_WS_NATVAL:_WS_POOL]
-    pool = ws[_WS_POOL:_WS_STACK]
-    stack = ws[_WS_STACK:_WS_SCRATCH].reshape((MAX_MELDS, REC))
-    scratch = ws[_WS_SCRATCH:_WS_DP].reshape((MAX_MELDS, SCRATCH_W))
+    pool = ws[_WS_POOL:_WS_BEST]
+    stack = ws[_WS_STACK:_WS_SCRATCH].reshape((2 * MAX_MELDS, REC))
     zero = np.int64(0)
     if (contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1
             and prm[P_SET_MAX] < 0 and prm[P_T] <= _DP_T and hand[52] <= _DP_J):
@@ -1231,9 +1265,8 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
         prm[P_UB_SETS] = _top_rank_penalty(hand, pen, prm[P_T], prm[P_SET_MIN_NAT])
         dp = ws[_WS_DP:_WS_PICK].reshape((_DP_T + 1, _DP_J + 1))
         pick = ws[_WS_PICK:WS_LEN].reshape((13, _DP_T + 1, _DP_J + 1))
-        _runs_first(zero, pool, np.int64(hand[52]), zero, rem_pen, zero, zero, stack, best_stack, best,
-                    prm, rv, pen, scratch, dp, pick)
-        return best[B_USED]
+        _runs_first(zero, np.int64(hand[52]), zero, rem_pen, zero, zero, ws, stack, rv, dp, pick)
+        return _best_out(ws, stack, best_stack, best)
     rem_pen = zero
     rem_cnt = zero
     rem_val = zero
@@ -1275,8 +1308,21 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
     prm[P_HELD] = held
     if not contract and rem_val + hand[52] * prm[P_MAXJVAL] < prm[P_MINPTS]:
         return -1
-    _dfs(zero, zero, pool, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
-         zero, stack, best_stack, best, prm, rv, pen, natval, scratch)
+    _dfs(zero, zero, np.int64(hand[52]), zero, rem_pen, rem_cnt, zero, rem_val, zero, zero, zero, zero,
+         zero, ws, stack, rv)
+    return _best_out(ws, stack, best_stack, best)
+
+
+@njit(_nrt=False)
+def _best_out(ws, stack, best_stack, best):
+    """Hand the search's result to the caller: its best[] (in ``ws``) and the best lay-down's
+    records (``stack``'s rows from ``MAX_MELDS`` on).  Returns the penalty placed, -1 if none."""
+    wbest = ws[_WS_BEST:_WS_STACK]
+    for k in range(4):
+        best[k] = wbest[k]
+    for i in range(wbest[B_N]):
+        for k in range(REC):
+            best_stack[i, k] = stack[MAX_MELDS + i, k]
     return best[B_USED]
 
 
