@@ -185,7 +185,12 @@ def _joker_absorbable(stack, depth, prm):
 
 
 @njit(_nrt=False)
-def _leaf(jk, used, val, nsets, nruns, depth, stack, best_stack, best, prm, rv):
+def _leaf(jk, used, val, nsets, nruns, depth, ws, stack, rv):
+    """A lay-down is complete (``stack[:depth]``, spare jokers ``jk``): keep it in ``stack``'s rows
+    from ``MAX_MELDS`` on if it beats the best so far (arrays as for ``_dfs``)."""
+    prm = ws[_WS_PRM:_WS_NATVAL]
+    best = ws[_WS_BEST:_WS_STACK]
+    best_stack = stack[MAX_MELDS:]
     if jk > 0 and prm[P_SET_MAX] >= 0 and prm[P_JSET] == 0 and _joker_absorbable(stack, depth, prm):
         return   # a spare joker fits a meld: that richer lay-down is searched in another branch
     if prm[P_CONTRACT] == 1:
@@ -472,7 +477,7 @@ def _dfs(t, kmin, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                     break
                 left &= left - 1
         if t == 52:
-            _leaf(jk, used, val, nsets, nruns, depth, stack, stack[MAX_MELDS:], best, prm, rv)
+            _leaf(jk, used, val, nsets, nruns, depth, ws, stack, rv)
             break
         if used + rem_pen + jk * prm[P_PJ] <= best[B_USED]:
             break
@@ -793,10 +798,13 @@ def natural_meldable_held(hand, rv, t, held_s):
 # then the sets in closed form.
 
 @njit(_nrt=False)
-def _sets_leaf_01(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv, pen,
-                  T, buf):
+def _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, buf):
     """``_sets_leaf`` when a set needs at most one joker (Caribbean: 3 cards, 2 naturals): take the
     best ``T - k`` ranks that need none and the best ``k`` that need one, for the best k <= jokers."""
+    prm = ws[_WS_PRM:_WS_NATVAL]
+    pool = ws[_WS_POOL:_WS_BEST]
+    best = ws[_WS_BEST:_WS_STACK]
+    pen = rv[R_PENALTY:R_PENALTY + 53]
     # buf rows: 0 = penalties of joker-free ranks (sorted desc), 1 = their ranks, 2/3 the same for
     # ranks that need a joker; only the best T of each are kept
     n0 = 0
@@ -849,21 +857,23 @@ def _sets_leaf_01(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack,
         stack[d, 6] = 1 if from_one else 0
         stack[d, 7] = 0
         d += 1
-    _leaf(jk - best_k, used + best_v + best_k * prm[P_PJ], 0, nsets + T, nruns, d, stack, best_stack,
-          best, prm, rv)
+    _leaf(jk - best_k, used + best_v + best_k * prm[P_PJ], 0, nsets + T, nruns, d, ws, stack, rv)
 
 
 @njit(_nrt=False)
-def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv, pen,
-               dp, pick):
+def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
     """Best choice of the contract's remaining sets from what the runs left, exactly.
 
     With the runs fixed, a set of rank r best takes every remaining natural of r (nothing else can
     use them), needs ``max(0, set_min - n_r)`` jokers, and spare jokers join any set.  So the sets
     are a pick of T ranks maximising penalty under a joker budget: a tiny knapsack (dp)."""
+    prm = ws[_WS_PRM:_WS_NATVAL]
+    pool = ws[_WS_POOL:_WS_BEST]
+    best = ws[_WS_BEST:_WS_STACK]
+    pen = rv[R_PENALTY:R_PENALTY + 53]
     T = prm[P_T] - nsets
     if T <= 0:
-        _leaf(jk, used, 0, nsets, nruns, depth, stack, best_stack, best, prm, rv)
+        _leaf(jk, used, 0, nsets, nruns, depth, ws, stack, rv)
         return
     # quick bound first: the T richest eligible ranks, jokers ignored
     t1 = t2 = t3 = t4 = 0
@@ -891,8 +901,7 @@ def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, be
         if used + top + jk * prm[P_PJ] <= best[B_USED]:
             return
     if prm[P_SET_MIN] - prm[P_SET_MIN_NAT] <= 1:
-        _sets_leaf_01(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, best, prm, rv,
-                      pen, T, dp)
+        _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, dp)
         return
     # dp[k, b]: best penalty of k picked ranks using b jokers, over ranks 0..r; pick[r, k, b] marks it
     NEG = -(1 << 40)
@@ -945,8 +954,7 @@ def _sets_leaf(pool, jk, used, nsets, nruns, rmask, depth, stack, best_stack, be
             d += 1
             k -= 1
             b -= c_r
-    _leaf(jk - bb, used + bv + bb * prm[P_PJ], 0, nsets + T, nruns, d, stack, best_stack, best, prm,
-          rv)
+    _leaf(jk - bb, used + bv + bb * prm[P_PJ], 0, nsets + T, nruns, d, ws, stack, rv)
 
 
 @njit(_nrt=False)
@@ -1069,8 +1077,7 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
         if used + prm[P_UB_SETS] + prm[P_SUITPEN + s] + jk * prm[P_PJ] <= best[B_USED]:
             return 0
         if nruns == F:
-            _sets_leaf(pool, jk, used, 0, nruns, 0, depth, stack, stack[MAX_MELDS:], best, prm, rv, pen,
-                           dp, pick)
+            _sets_leaf(jk, used, 0, nruns, 0, depth, ws, stack, rv, dp, pick)
             return 0
         if 4 - s < F - nruns:
             return 0
