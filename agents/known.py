@@ -10,7 +10,7 @@ measurable share of a greedy hand).
 
 from __future__ import annotations
 
-from kalooki_sim.engine.core import NEEDS_TABLE, check_action, check_flow_action, legal_by_phase
+from kalooki_sim.engine.core import NEEDS_TABLE, check_action, check_flow_action
 from kalooki_sim.engine.layout import N_ACTIONS
 from kalooki_sim.jit import njit
 
@@ -28,14 +28,11 @@ def forget_known(known):
 @njit(inline="always")
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
-    # the commonest questions need no call; the flow check (five arrays to pass, not 14) answers
-    # all but lay-downs, lay-offs and moves
-    e = 0
-    if not legal_by_phase(gs, g, a):
-        e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
-        if e == NEEDS_TABLE:
-            e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                             hscore, hwin, rv, g, a)
+    # the flow check (five arrays to pass, not 14) answers all but lay-downs, lay-offs and moves
+    e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
+    if e == NEEDS_TABLE:
+        e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                         hscore, hwin, rv, g, a)
     k = 1 if e == 0 else 0
     known[a] = 2 * known[KNOWN_GEN] + k
     return k

@@ -261,12 +261,19 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     out_tot = np.zeros((n_games, n_players), dtype=np.int64)
     out_mwin = np.zeros((n_games, n_players), dtype=np.float64)
     out_err = np.zeros(n_games, dtype=np.int64)
+    # one state row per lane, reused game after game, and the chunk's seat outputs: allocated once,
+    # so the pages are faulted in once per call, not once per chunk
+    st = State.empty(min(n_games, _LANES))
+    k = min(n_games, _CHUNK)
+    c_seat = np.zeros((k, n_hands, P_MAX, _NS), dtype=np.int64)
+    c_tot = np.zeros((k, P_MAX), dtype=np.int64)
+    c_mwin = np.zeros((k, P_MAX), dtype=np.float64)
     for c0 in range(0, n_games, _CHUNK):
         c1 = min(n_games, c0 + _CHUNK)
-        st = State.empty(min(c1 - c0, _LANES))      # one state row per lane, reused game after game
-        s_seat = np.zeros((c1 - c0, n_hands, P_MAX, _NS), dtype=np.int64)
-        s_tot = np.zeros((c1 - c0, P_MAX), dtype=np.int64)
-        s_mwin = np.zeros((c1 - c0, P_MAX), dtype=np.float64)
+        s_seat, s_tot, s_mwin = c_seat[:c1 - c0], c_tot[:c1 - c0], c_mwin[:c1 - c0]
+        if c0 > 0:
+            for a in (s_seat, s_tot, s_mwin):
+                a.fill(0)
         _rollout_kernel(*st.arrays(), rv, n_players, pol, pm, seed, first_game_id + c0, hands_mode,
                         n_hands, int(max_steps), bool(check), s_seat, out_hand[c0:c1], s_tot, s_mwin,
                         out_err[c0:c1])

@@ -1570,17 +1570,6 @@ def _pending(gs, g):
 NEEDS_TABLE = -1
 
 
-@njit(_nrt=False, inline="always")
-def legal_by_phase(gs, g, a):
-    """Is ``a`` passing in a call window or drawing from the stock, in that phase of a hand still
-    on?  Those are legal then whatever else holds.  They are most of the questions a hand asks (about
-    38 passes and 25 stock draws a Caribbean hand), so a caller can answer them inline, without a
-    call to ``check_flow_action``."""
-    ph = gs[g, G_PHASE]
-    return gs[g, G_TERMINAL] == 0 and ((a == A_PASS and ph == PH_CALL)
-                                       or (a == A_DRAW_STOCK and ph == PH_DRAW))
-
-
 @njit(_nrt=False)
 def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
     """``check_action`` for the actions of the turn's flow (call window, allow/deny, draws, the
@@ -2391,14 +2380,13 @@ def check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pl
 def mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                     g, mask):
     """-1 if ``legal_mask`` agrees with ``check_action`` on every action id, else the first id
-    where they differ (the mask only tests candidates, so this guards its candidate lists); also
-    the first id ``legal_by_phase`` calls legal that is not."""
+    where they differ (the mask only tests candidates, so this guards its candidate lists)."""
     legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                g, mask)
     for a in range(N_ACTIONS):
         ok = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
                           hwin, rv, g, a) == 0
-        if ok != mask[a] or (legal_by_phase(gs, g, a) and not ok):
+        if ok != mask[a]:
             return a
     return -1
 
