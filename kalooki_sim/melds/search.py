@@ -313,7 +313,7 @@ def _borrow_useful(u, t, pool, jk_after, outside_same_suit, nsets, rmask, prm):
     return set_ok or run_ok
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")     # called at every node of ``_dfs``: no arguments to push
 def _avail_mask(t, s, p, pool, prm):
     """Bit q set when run position q of suit s can hold an undecided natural (p holds t itself):
     a position held in the pool whose type comes after t, or t's other ace position when the
@@ -349,7 +349,7 @@ def _run_slots(t, s, p, lo, hi, pool, slots):
     return forced, m
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")     # called at every node of ``_dfs``: no arguments to push
 def _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk, nsets, rmask, prm, suit_total):
     """Joker positions of the run for this borrowing choice, or -1 if it is illegal or useless."""
     jmask = 0
@@ -378,7 +378,7 @@ def _move_run(pool, s, lo, hi, jmask, sign):
             pool[pos_type(s, q)] += sign
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")     # called at every node of ``_dfs``: no arguments to push
 def _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask):
     """How many more copies of rank r each suit can add to a set holding one copy of t.
 
@@ -403,7 +403,7 @@ def _set_caps(t, s, r, pool, prm, cap, take_min, nruns, smask):
     return n_combo
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")     # called at every node of ``_dfs``: no arguments to push
 def _absorbable(t, stack, depth, prm):
     """Could one copy of natural t be added to a meld on the stack, keeping it legal?"""
     s = t // 13
