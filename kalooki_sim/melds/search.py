@@ -1198,8 +1198,9 @@ def new_workspace():
 
 @njit
 def best_lay_down_counts(hand, rv, round_idx, best_stack, best):
-    """Search entry: ``hand`` int64[53] counts.  Fills ``best_stack``/``best``; returns the penalty
-    placed on the table, or -1 when the hand cannot lay down."""
+    """Search entry: ``hand`` int64[53] counts, at most three of a natural (a deck has at most
+    three packs; ``_dfs`` relies on it).  Fills ``best_stack``/``best``; returns the penalty placed
+    on the table, or -1 when the hand cannot lay down."""
     return best_lay_down_ws(hand, rv, round_idx, best_stack, best, new_workspace())
 
 
