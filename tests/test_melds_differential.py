@@ -122,6 +122,27 @@ def test_best_lay_down_matches_reference(preset, chunk):
     assert not failures, _report(failures, hi - lo, "hands")
 
 
+@pytest.mark.parametrize("preset,overrides", [("caribbean", {}), ("k40", {"set_allow_duplicate_suit": True})])
+def test_best_lay_down_with_three_packs_matches_reference(preset, overrides):
+    """A deck of three packs (the most ``n_decks`` allows) puts three copies of a natural in a hand:
+    the search must put every count it takes out of its pool back (``_dfs`` keeps them in two bit
+    planes), and the hands here hold such triples."""
+    rules = load_rules(preset, n_decks=3, **overrides)
+    rng = _rng(preset, "three packs")
+    failures = []
+    triples = 0
+    n = 1500
+    for i in range(n):
+        round_no = _round_of(rules, i)
+        hand = random_test_hand(rules, rng, round_no=round_no)
+        triples += max(hand.count(c) for c in hand if c != "JK") >= 3 if hand else 0
+        found = _check_hand(rules, hand, round_no)
+        if found:
+            failures.append(found)
+    assert not failures, _report(failures, n, "hands")
+    assert triples > 100, triples
+
+
 # ------------------------------------------------------------------------------------------------
 # Single melds: is_legal_meld (every kind) and meld_value
 
