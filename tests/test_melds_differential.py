@@ -292,3 +292,37 @@ def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_dow
             rejected += 1
             assert ref_best_lay_down(rules, hand, round_no) is None, (round_no, " ".join(hand))
     assert rejected >= 50, rejected
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_contract_out_of_reach_only_rejects_hands_the_reference_cannot_lay_down(preset):
+    """``search.contract_out_of_reach`` lets the engine skip the search of most draws before the
+    opening; whenever it says yes, the reference must find no lay-down.  It is the search's own
+    first test, so it must also agree with ``_contract_joker_bound`` wherever that applies, on
+    int8 counts (the engine's hands) as on int64.  Points variants: never out of reach."""
+    from kalooki_sim.cards import counts_of
+    from kalooki_sim.melds.search import _contract_joker_bound, contract_out_of_reach, make_params
+
+    rules = RULES[preset]
+    rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
+    rng = _rng(preset, "out-of-reach")
+    contract = rules.opening_mode == "contract"
+    rejected = kept = 0
+    for i in range(1500):
+        round_no = _round_of(rules, i)
+        hand = random_test_hand(rules, rng, round_no=round_no)
+        counts = counts_of(hand).astype(np.int64)
+        rnd = round_no - 1 if contract else 0
+        out = contract_out_of_reach(counts, rv, rnd)
+        assert out == contract_out_of_reach(counts.astype(np.int8), rv, rnd)
+        if not contract:
+            assert not out
+            continue
+        assert out == (_contract_joker_bound(counts, make_params(rv, rnd)) > counts[52])
+        if out:
+            rejected += 1
+            assert ref_best_lay_down(rules, hand, round_no) is None, (round_no, " ".join(hand))
+        else:
+            kept += 1
+    if contract:
+        assert rejected >= 100 and kept >= 100, (rejected, kept)

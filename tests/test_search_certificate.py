@@ -42,12 +42,15 @@ def _plans(game):
     return nm, st.plan[0, 0, :max(nm, 0)].copy()
 
 
-@pytest.mark.parametrize("name", ["caribbean", "k40", "k51", "na15", "american", "k40+v1"])
-def test_certificate_never_changes_plans_or_mask(name):
+# Caribbean plays more games: the engine settles most of its draws by the contract's joker bound
+# (``melds.search.contract_out_of_reach``) before it asks the certificate
+@pytest.mark.parametrize("name,n_games", [("caribbean", 48), ("k40", 12), ("k51", 12), ("na15", 12),
+                                          ("american", 12), ("k40+v1", 12)])
+def test_certificate_never_changes_plans_or_mask(name, n_games):
     rules = load_rules(name)
     rng = np.random.default_rng(3)
     compared = applied = 0
-    for seed in range(12):
+    for seed in range(n_games):
         game = Game(rules, n_players=4, seed=seed)
         for _ in range(400):
             if game.terminal:

@@ -62,7 +62,7 @@ import numpy as np
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
-from ..melds.search import best_lay_down_must, natural_meldable
+from ..melds.search import best_lay_down_must, contract_out_of_reach, natural_meldable
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -577,6 +577,8 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
         return
     laid = ps[g, p, PS_LAID] == 1
     gs[g, G_PLAN_DEBT] = 0
+    if not laid and contract_out_of_reach(hands[g, p], rv, gs[g, G_ROUND]):
+        return          # the search's first test, without its set-up (most draws end here)
     work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
     hand = work[W_HAND:W_OUT]                           # on a memo hit it holds this hand
     nm = _memo_plan(hands, plan, g, p, laid, gs[g, G_ROUND], work)

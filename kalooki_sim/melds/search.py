@@ -65,10 +65,11 @@ P_JSET = 19
 P_JSET_VAL = 20
 P_MAXJVAL = 21
 P_UB_SETS = 22      # runs-first search: most penalty the contract's sets could hold (whole hand)
-P_SUITPEN = 23      # ... and penalty of the hand's naturals in suits s..3, for s = 0..4 (5 slots)
-P_HELD = 28         # general search: bit t set when the root pool holds natural t
-P_MUST = 29         # a natural every lay-down places every copy of (-1: none known)
-N_PRM = 30
+P_RUN_UB = 23       # ... and most penalty k more runs in suits s..3 could hold: slot 5 * s + k
+                    # (s, k = 0..4; 25 slots, ``_run_bounds``)
+P_HELD = 48         # general search: bit t set when the root pool holds natural t
+P_MUST = 49         # a natural every lay-down places every copy of (-1: none known)
+N_PRM = 50
 
 SET_KEY_BASE = 1 << 40   # set keys sort after every run key
 
@@ -693,25 +694,47 @@ def _contract_joker_bound(hand, prm):
     Runs: each of the F distinct suits needs a run window with at most that many missing
     naturals; sets: T distinct ranks, a rank held only twice needs one joker.  Borrowing and
     shared naturals only ever need more jokers, so this is a lower bound."""
-    T = prm[P_T]
-    F = prm[P_F]
+    return _joker_bound(hand, prm[P_T], prm[P_F], prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX],
+                        prm[P_SET_MIN], prm[P_SET_MIN_NAT])
+
+
+@njit(_nrt=False, inline="always")
+def _joker_bound(hand, T, F, w, lo_min, hi_max, smin, snat):
+    """``_contract_joker_bound`` from the rule values themselves (any integer counts)."""
     need = 0
     if F > 0:
-        need += fewest_missing_in_runs(hand, F, prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX])
+        need += fewest_missing_in_runs(hand, F, w, lo_min, hi_max)
     if T > 0:
         a3 = 0
         a2 = 0
         for r in range(13):
             c = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
-            if c >= prm[P_SET_MIN]:
+            if c >= smin:
                 a3 += 1
-            elif c >= prm[P_SET_MIN_NAT]:
+            elif c >= snat:
                 a2 += 1
         if a3 + a2 < T:
             return 99
         if T > a3:
             need += T - a3   # each set short of naturals takes at least one joker
     return need
+
+
+@njit(_nrt=False)
+def contract_out_of_reach(hand, rv, round_idx):
+    """Does the round's contract need more jokers than ``hand`` (counts by card type, any integer
+    type) holds?  Then it has no opening: this is the search's own first test
+    (``_contract_joker_bound``), asked without the search's set-up, for callers that ask about
+    every draw of a player who has not laid down (most such hands are far from the contract).
+    False whenever the test does not apply (points openings, extra melds, repeated set ranks or
+    run suits)."""
+    if (rv[R_OPENING_MODE] != 0 or rv[R_CONTRACT_ALLOW_EXTRA_MELDS] != 0
+            or rv[R_CONTRACT_DISTINCT_SET_RANKS] != 1 or rv[R_CONTRACT_DISTINCT_RUN_SUITS] != 1):
+        return False
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    return _joker_bound(hand, rv[base], rv[base + 1], rv[R_RUN_MIN_SIZE],
+                        1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13,
+                        rv[R_SET_MIN_SIZE], rv[R_SET_MIN_NATURALS]) > hand[52]
 
 
 @njit(_nrt=False, inline="always")
@@ -1045,6 +1068,37 @@ def _top_rank_penalty(hand, pen, T, min_nat):
 
 
 @njit(_nrt=False)
+def _run_bounds(hand, pen, prm):
+    """Fill ``prm[P_RUN_UB + 5 * s + k]``: the most penalty k runs in distinct suits among s..3
+    could hold, for the runs-first search's bound.
+
+    A run of suit s holds at most one natural per position, and only at positions some window
+    reaches with the hand's jokers (``_run_reach``); a suit's most is the penalty of those (an
+    ace counted at most as often as it is held and reached), and k runs hold at most the k
+    largest of the suits' mosts.  Borrowed naturals leave a run for a set, whose bound counts
+    them already, so this stays an upper bound while the pool shrinks and jokers are spent."""
+    jk = np.int64(hand[52])
+    row4 = P_RUN_UB + 20
+    for k in range(5):
+        prm[row4 + k] = 0
+    for s in range(3, -1, -1):
+        pm = run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX])
+        reach = pm & _run_reach(pm, jk, prm[P_RUN_MIN], prm[P_LO_MIN],
+                                prm[P_HI_MAX] - prm[P_RUN_MIN] + 1, prm[P_ADJ_OK])
+        most = np.int64(0)
+        for q in range(2, 14):
+            if (reach >> q) & 1:
+                most += pen[s * 13 + q - 1]
+        aces = ((reach >> 1) & 1) + ((reach >> 14) & 1)
+        most += min(aces, np.int64(hand[s * 13])) * pen[s * 13]
+        # k runs from suits s..3: with a run in suit s or without one, whichever holds more
+        row = P_RUN_UB + 5 * s
+        prm[row] = 0
+        for k in range(1, 5):
+            prm[row + k] = max(most + prm[row + 5 + k - 1], prm[row + 5 + k])
+
+
+@njit(_nrt=False)
 def _set_could_use(u, pool, prm):
     """Could natural u still go into one of the contract's sets (enough of its rank held)?"""
     if prm[P_T] == 0:
@@ -1073,8 +1127,8 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
         if (mu >= 0 and pool[mu] > 0 and (s > mu // 13 or nruns == F)
                 and not _set_could_use(mu, pool, prm)):
             return 0
-        # runs can only still use suits s..3, sets at most the T richest ranks
-        if used + prm[P_UB_SETS] + prm[P_SUITPEN + s] + jk * prm[P_PJ] <= best[B_USED]:
+        # the runs still to choose lie in suits s..3, the sets hold at most the T richest ranks
+        if used + prm[P_UB_SETS] + prm[P_RUN_UB + 5 * s + F - nruns] + jk * prm[P_PJ] <= best[B_USED]:
             return 0
         if nruns == F:
             _sets_leaf(jk, used, 0, nruns, 0, depth, ws, stack, rv, dp, pick)
@@ -1264,12 +1318,7 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
             pool[t] = hand[t]
             rem_pen += hand[t] * pen[t]
         pool[52] = 0
-        for s in range(4, -1, -1):
-            prm[P_SUITPEN + s] = 0
-            if s < 4:
-                prm[P_SUITPEN + s] = prm[P_SUITPEN + s + 1]
-                for u in range(s * 13, s * 13 + 13):
-                    prm[P_SUITPEN + s] += hand[u] * pen[u]
+        _run_bounds(hand, pen, prm)
         prm[P_UB_SETS] = _top_rank_penalty(hand, pen, prm[P_T], prm[P_SET_MIN_NAT])
         dp = ws[_WS_DP:_WS_PICK].reshape((_DP_T + 1, _DP_J + 1))
         pick = ws[_WS_PICK:WS_LEN].reshape((13, _DP_T + 1, _DP_J + 1))
