@@ -33,7 +33,7 @@ from ..rulevec import (
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_SET_MIN_NATURALS, R_SET_MIN_SIZE, ROUND_STRIDE,
 )
 from .legality import run_max_len
-from .positions import fewest_missing_in_runs, pos_type, run_mask
+from .positions import best_windows, fewest_missing_in_runs, pos_type, run_mask
 
 MAX_MELDS = 12
 REC = 8
@@ -67,9 +67,10 @@ P_MAXJVAL = 21
 P_UB_SETS = 22      # runs-first search: most penalty the contract's sets could hold (whole hand)
 P_RUN_UB = 23       # ... and most penalty k more runs in suits s..3 could hold: slot 5 * s + k
                     # (s, k = 0..4; 25 slots, ``_run_bounds``)
-P_HELD = 48         # general search: bit t set when the root pool holds natural t
-P_MUST = 49         # a natural every lay-down places every copy of (-1: none known)
-N_PRM = 50
+P_RUN_JK = 48       # ... and fewest jokers k more runs in suits s..3 need: slot 5 * s + k (25)
+P_HELD = 73         # general search: bit t set when the root pool holds natural t
+P_MUST = 74         # a natural every lay-down places every copy of (-1: none known)
+N_PRM = 75
 
 SET_KEY_BASE = 1 << 40   # set keys sort after every run key
 
@@ -1069,18 +1070,21 @@ def _top_rank_penalty(hand, pen, T, min_nat):
 
 @njit(_nrt=False)
 def _run_bounds(hand, pen, prm):
-    """Fill ``prm[P_RUN_UB + 5 * s + k]``: the most penalty k runs in distinct suits among s..3
-    could hold, for the runs-first search's bound.
+    """Fill, for the runs-first search's bounds, ``prm[P_RUN_UB + 5 * s + k]``: the most penalty
+    k runs in distinct suits among s..3 could hold, and ``prm[P_RUN_JK + 5 * s + k]``: the fewest
+    jokers they need (99: not enough suits with a window).  Runs chosen in suits before s leave
+    suits s..3 as the hand holds them, so both hold at every node.
 
     A run of suit s holds at most one natural per position, and only at positions some window
     reaches with the hand's jokers (``_run_reach``); a suit's most is the penalty of those (an
     ace counted at most as often as it is held and reached), and k runs hold at most the k
     largest of the suits' mosts.  Borrowed naturals leave a run for a set, whose bound counts
-    them already, so this stays an upper bound while the pool shrinks and jokers are spent."""
+    them already, so this stays an upper bound while the pool shrinks and jokers are spent.  A
+    run needs at least its suit's fewest missing naturals in any window (``best_windows``)."""
     jk = np.int64(hand[52])
-    row4 = P_RUN_UB + 20
     for k in range(5):
-        prm[row4 + k] = 0
+        prm[P_RUN_UB + 20 + k] = 0
+        prm[P_RUN_JK + 20 + k] = 0 if k == 0 else 99
     for s in range(3, -1, -1):
         pm = run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX])
         reach = pm & _run_reach(pm, jk, prm[P_RUN_MIN], prm[P_LO_MIN],
@@ -1096,6 +1100,27 @@ def _run_bounds(hand, pen, prm):
         prm[row] = 0
         for k in range(1, 5):
             prm[row + k] = max(most + prm[row + 5 + k - 1], prm[row + 5 + k])
+        # ... and whichever needs fewer jokers (99: not enough suits or windows)
+        gaps = best_windows(pm, prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX])[0]
+        row = P_RUN_JK + 5 * s
+        prm[row] = 0
+        for k in range(1, 5):
+            prm[row + k] = min(gaps + prm[row + 5 + k - 1], prm[row + 5 + k], 99)
+
+
+@njit(_nrt=False, inline="always")
+def _sets_joker_need(pool, prm):
+    """Fewest jokers the contract's sets need from the pool (99 if too few ranks qualify)."""
+    T = prm[P_T]
+    if T == 0:
+        return 0
+    a3 = 0
+    a2 = 0
+    for r in range(13):
+        c = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+        a3 += 1 if c >= prm[P_SET_MIN] else 0
+        a2 += 1 if c >= prm[P_SET_MIN_NAT] else 0
+    return max(T - a3, 0) if a2 >= T else 99
 
 
 @njit(_nrt=False)
@@ -1129,6 +1154,9 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
             return 0
         # the runs still to choose lie in suits s..3, the sets hold at most the T richest ranks
         if used + prm[P_UB_SETS] + prm[P_RUN_UB + 5 * s + F - nruns] + jk * prm[P_PJ] <= best[B_USED]:
+            return 0
+        # the runs still to choose and the sets need more jokers than are left: no lay-down below
+        if prm[P_RUN_JK + 5 * s + F - nruns] + _sets_joker_need(pool, prm) > jk:
             return 0
         if nruns == F:
             _sets_leaf(jk, used, 0, nruns, 0, depth, ws, stack, rv, dp, pick)
