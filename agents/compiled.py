@@ -42,7 +42,7 @@ import numpy as np
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
     A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
-    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, P_MAX, PS_LAID, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
+    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, legal_mask
@@ -138,14 +138,10 @@ _SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses o
                                      # c = smin + 1 stands for "more than smin": unchanged)
 # ``_discard_pick``'s own part:
 _SFW_SUITS = _SFW_SET_MINUS + _SFW_HMAX  # suits held per rank (13)
-_SFW_ACE = _SFW_SUITS + 13               # shortfall after an ace of suit s leaves (4)
-_SFW_U_RANK = _SFW_ACE + 4               # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
+_SFW_SB_ACE = _SFW_SUITS + 13            # per suit: fewest missing once an ace leaves (4)
+_SFW_U_RANK = _SFW_SB_ACE + 4               # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
 _SFW_U_GAPW = _SFW_U_RANK + 21           # ... for this gap weight (float bits + 1; 0: none yet)
-# ``_closer_with_sf``'s part, and what the workspace was filled for (``_sf_sync``):
-_SFW_SOME = _SFW_U_GAPW + 1              # per suit: positions some best run window covers (4)
-_SFW_KEY = _SFW_SOME + 4                 # ``_sf_key`` of the round and rules (0: not filled)
-_SFW_HAND = _SFW_KEY + 1                 # the hand (53 counts)
-_SFW_LEN = _SFW_HAND + N_TYPES
+_SFW_LEN = _SFW_U_GAPW + 1
 
 
 @njit(_nrt=False)
@@ -162,33 +158,39 @@ def _sets_part(hist, smin, T):
     return total
 
 
-@njit(_nrt=False, inline="always")
-def _sf_key(rv, round_idx):
-    """What a filled workspace depends on besides the hand: the round and the rules it reads."""
-    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
-    return 1 + round_idx + 64 * (rv[base] + 16 * (rv[base + 1] + 16 * (
-        rv[R_RUN_MIN_SIZE] + 16 * (rv[R_SET_MIN_SIZE] + 16 * (rv[R_ACE_LOW] + 2 * rv[R_ACE_HIGH])))))
-
-
-@njit(_nrt=False, inline="always")
-def _sf_suit(hand, s, F, w, lo_min, hi_max, sfw):
-    """The workspace's part for suit s: run positions held, fewest missing, covered positions."""
-    pm = run_mask(hand, s, lo_min, hi_max)
-    sfw[_SFW_PM + s] = pm
-    b = 0
-    every = np.int64(0)
-    some = np.int64(0)
-    if F > 0:
-        b, every, some = best_windows(pm, w, lo_min, hi_max)
-    sfw[_SFW_SB + s] = b
-    sfw[_SFW_COV + s] = every if b != 99 else 0
-    sfw[_SFW_SOME + s] = some
-
-
 @njit(_nrt=False)
-def _sf_rest(hand, rv, T, F, smin, sfw):
-    """The workspace's parts that every change of the hand may move: the counts per rank, the
-    set term and the totals (the suits' parts are filled)."""
+def _sf_prepare(hands, rv, g, p, round_idx, sfw):
+    """Fill ``sfw`` for seat ``p``'s hand; returns False when the fast path does not apply
+    (a set minimum beyond the workspace) and the caller must use ``contract_shortfall``."""
+    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
+    T = rv[base]
+    F = rv[base + 1]
+    smin = rv[R_SET_MIN_SIZE]
+    if smin < 0 or smin + 2 > _SFW_HMAX:
+        return False
+    w = rv[R_RUN_MIN_SIZE]
+    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
+    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
+    hand = hands[g, p]
+    for s in range(4):
+        pm = run_mask(hand, s, lo_min, hi_max)
+        sfw[_SFW_PM + s] = pm
+        b = 0
+        every = np.int64(0)
+        if F > 0:
+            b, every, _ = best_windows(pm, w, lo_min, hi_max)
+        sfw[_SFW_SB + s] = b
+        sfw[_SFW_COV + s] = every if b != 99 else 0
+        # an ace leaving changes the suit's positions only when it is the only one (at both ends)
+        b_ace = b
+        if F > 0 and hand[13 * s] == 1:
+            bits = np.int64(0)
+            if lo_min == 1:
+                bits |= 1 << 1
+            if hi_max == 14:
+                bits |= 1 << 14
+            b_ace = best_windows(pm & ~bits, w, lo_min, hi_max)[0]
+        sfw[_SFW_SB_ACE + s] = b_ace
     for i in range(smin + 1):
         sfw[_SFW_HIST + i] = 0
     for r in range(13):
@@ -224,56 +226,6 @@ def _sf_rest(hand, rv, T, F, smin, sfw):
         sfw[_SFW_SET_MINUS + smin + 1] = same
         total += same
     sfw[_SFW_BASE] = total
-    for t in range(N_TYPES):
-        sfw[_SFW_HAND + t] = hand[t]
-
-
-@njit(_nrt=False)
-def _sf_prepare(hands, rv, g, p, round_idx, sfw):
-    """Fill ``sfw`` for seat ``p``'s hand; returns False when the fast path does not apply
-    (a set minimum beyond the workspace) and the caller must use ``contract_shortfall``."""
-    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
-    smin = rv[R_SET_MIN_SIZE]
-    if smin < 0 or smin + 2 > _SFW_HMAX:
-        sfw[_SFW_KEY] = 0
-        return False
-    w = rv[R_RUN_MIN_SIZE]
-    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
-    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-    hand = hands[g, p]
-    for s in range(4):
-        _sf_suit(hand, s, rv[base + 1], w, lo_min, hi_max, sfw)
-    _sf_rest(hand, rv, rv[base], rv[base + 1], smin, sfw)
-    sfw[_SFW_KEY] = _sf_key(rv, round_idx)
-    return True
-
-
-@njit(_nrt=False)
-def _sf_sync(hands, rv, g, p, round_idx, sfw):
-    """``_sf_prepare``, redoing only what changed since ``sfw`` was filled for this seat's hand:
-    the suits whose counts changed, and the parts every change moves.  A seat's workspace is
-    asked about the same hand at every call window and draw, and about that hand plus or minus a
-    card at its discard, so most suits are kept.  The result is exactly ``_sf_prepare``'s."""
-    if sfw[_SFW_KEY] != _sf_key(rv, round_idx):
-        return _sf_prepare(hands, rv, g, p, round_idx, sfw)
-    hand = hands[g, p]
-    changed = 0
-    for s in range(4):
-        d = np.int64(0)
-        for r in range(13):
-            d |= np.int64(hand[13 * s + r]) ^ sfw[_SFW_HAND + 13 * s + r]
-        changed |= (1 if d != 0 else 0) << s
-    if changed == 0 and hand[JOKER] == sfw[_SFW_HAND + JOKER]:
-        return True
-    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
-    w = rv[R_RUN_MIN_SIZE]
-    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
-    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-    while changed != 0:
-        s = lowest_bit(changed)
-        changed &= changed - 1
-        _sf_suit(hand, s, rv[base + 1], w, lo_min, hi_max, sfw)
-    _sf_rest(hand, rv, rv[base], rv[base + 1], rv[R_SET_MIN_SIZE], sfw)
     return True
 
 
@@ -414,11 +366,10 @@ def _usefulness_masked(hands, g, p, t, held, pm, ace_low, ace_high, dup, gapw):
     return np.float64(n_one) + gapw * np.float64(n_gap)
 
 
-# A lane's decision memory: the legality cache (``agents.known``: an entry per action, then the
-# generation), then each seat's greedy workspace (kept from decision to decision by ``_sf_sync``),
-# so that no decision allocates.
+# A seat's decision memory: the legality cache (``agents.known``: an entry per action, then the
+# generation), then the greedy discard's scratch, so that no decision allocates.
 _KNOWN_SCRATCH = KNOWN_GEN + 1
-KNOWN_LEN = _KNOWN_SCRATCH + P_MAX * _SFW_LEN     # a workspace per seat (``_sf_sync`` keeps it)
+KNOWN_LEN = _KNOWN_SCRATCH + _SFW_LEN
 
 
 @njit(_nrt=False)
@@ -567,66 +518,11 @@ def _closer_with(hands, rv, g, p, round_idx, t):
     return False
 
 
-@njit(_nrt=False, inline="always")
-def _closer_with_sf(hands, rv, g, p, round_idx, t, sfw):
-    """``_closer_with`` read from the workspace ``_sf_sync`` filled for this hand: the set term's
-    ranks by their counts and the histogram of needs, the run term by the suits' fewest missing
-    and covered positions (an ace, at two positions, rescans its suit)."""
-    if t == JOKER:
-        return True
-    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
-    T = rv[base]
-    F = rv[base + 1]
-    s = t // 13
-    r = t % 13
-    if T > 0:
-        smin = rv[R_SET_MIN_SIZE]
-        v = max(smin - sfw[_SFW_RC + r], 0)
-        if v > 0:
-            k = 0                        # ranks that need fewer than v
-            for need in range(v):
-                k += sfw[_SFW_HIST + need]
-            if k < T:
-                return True
-    if F > 0 and hands[g, p, t] == 0:
-        b = sfw[_SFW_SB + s]
-        if r != 0:
-            if ((sfw[_SFW_SOME + s] >> (r + 1)) & 1) == 0:
-                return False
-            if F >= 4:
-                return True
-            k = 0
-            for s2 in range(4):
-                k += 1 if (s2 != s and sfw[_SFW_SB + s2] < b) else 0
-            return k < F
-        w = rv[R_RUN_MIN_SIZE]
-        lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
-        hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
-        bits = np.int64(0)
-        if lo_min == 1:
-            bits |= 1 << 1
-        if hi_max == 14:
-            bits |= 1 << 14
-        b_new = best_windows(sfw[_SFW_PM + s] | bits, w, lo_min, hi_max)[0]
-        if b_new < b:
-            b0 = sfw[_SFW_SB]
-            b1 = sfw[_SFW_SB + 1]
-            b2 = sfw[_SFW_SB + 2]
-            b3 = sfw[_SFW_SB + 3]
-            old = sum_smallest4(b0, b1, b2, b3, F)
-            new = sum_smallest4(b_new if s == 0 else b0, b_new if s == 1 else b1,
-                                 b_new if s == 2 else b2, b_new if s == 3 else b3, F)
-            return new < old
-    return False
-
-
 @njit(_nrt=False)
-def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold, sfw):
+def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
     """Take card t?  In contract variants: when it brings the contract closer; otherwise when it
-    is useful enough to the melds in hand.  ``sfw``: the seat's workspace (``_sf_sync``)."""
+    is useful enough to the melds in hand."""
     if contract:   # only asked while p has not laid down (calls and discard draws need that)
-        if _sf_sync(hands, rv, g, p, rnd, sfw):
-            return _closer_with_sf(hands, rv, g, p, rnd, t, sfw)
         return _closer_with(hands, rv, g, p, rnd, t)
     return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
 
@@ -663,14 +559,13 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     (``rules`` checks), which the 10-bit field relies on.  The held cards are visited by the set
     bits of each suit's run positions, not by a scan of all 52 types."""
     use_sf = not laid and contract
-    fast = use_sf and _sf_sync(hands, rv, g, seat, rnd, sfw)
+    fast = use_sf and _sf_prepare(hands, rv, g, seat, rnd, sfw)
     use_u = not laid or not contract
     ace_low = np.int64(1) if rv[R_ACE_LOW] == 1 else np.int64(0)
     ace_high = np.int64(1) if rv[R_ACE_HIGH] == 1 else np.int64(0)
     dup = np.int64(1) if rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0 else np.int64(0)
     hand = hands[g, seat]
     if not fast:                     # (``_sf_prepare`` stored them)
-        sfw[_SFW_KEY] = 0            # (the workspace no longer holds this hand's parts)
         for s in range(4):
             sfw[_SFW_PM + s] = run_mask(hand, s, 2 - ace_low, 13 + ace_high)
     if use_u:
@@ -679,6 +574,7 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
                                    + (1 if hand[26 + r] > 0 else 0) + (1 if hand[39 + r] > 0 else 0))
         _usefulness_ranks(gapw, sfw)
     smin1 = rv[R_SET_MIN_SIZE] + 1
+    F = rv[R_ROUND_BASE + rnd * ROUND_STRIDE + 6]
     base_sf = -np.int64(hand[JOKER]) + sfw[_SFW_RUN_SAME]
     none = np.int64(1) << 62
     best = none
@@ -689,8 +585,13 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
         run_drop = sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]
         ace_sf = np.int64(0)
         if fast and hand[13 * s] > 0:
-            # an ace leaving may change its suit's best windows at both ends: the slow way
-            ace_sf = _sf_changed(hands, rv, g, seat, rnd, 13 * s, -1, sfw)
+            # ``_sf_changed(.., ace, -1, ..)``: the suit's fewest missing without the ace
+            ace_sf = -np.int64(hand[JOKER]) + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC], smin1)]
+            if F > 0:
+                ace_sf += sum_smallest4(sfw[_SFW_SB_ACE] if s == 0 else sfw[_SFW_SB],
+                                        sfw[_SFW_SB_ACE + 1] if s == 1 else sfw[_SFW_SB + 1],
+                                        sfw[_SFW_SB_ACE + 2] if s == 2 else sfw[_SFW_SB + 2],
+                                        sfw[_SFW_SB_ACE + 3] if s == 3 else sfw[_SFW_SB + 3], F)
         # the ranks held in suit s (the run positions 2..13 are ranks 1..12), lowest first
         held = ((pm >> 1) & 0x1FFE) | (1 if hand[13 * s] > 0 else 0)
         while held != 0:
@@ -731,7 +632,6 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         if u < eps:
             return _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                       hscore, hwin, rv, g, key, ctr)
-    sfw = known[_KNOWN_SCRATCH + seat * _SFW_LEN:_KNOWN_SCRATCH + (seat + 1) * _SFW_LEN]
     call_thr = _param(params, 1, 1.0)
     draw_thr = _param(params, 2, 1.0)
     gapw = _param(params, 3, 0.5)
@@ -745,7 +645,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     # a call or deny needs both the wish and legality: the cheaper wish is asked first (the seat
     # asked to call is eligible, so the check would mostly pass anyway)
     if ph == PH_CALL:
-        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr, sfw):
+        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
             if is_legal(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
                         minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_CALL
@@ -753,7 +653,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_PASS
     elif ph == PH_ALLOW:
-        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr, sfw):
+        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
             if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
                         minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                 return A_DENY
@@ -766,7 +666,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     elif ph == PH_DRAW:
         if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
-            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr, sfw):
+            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
                 return A_DRAW_DISCARD
             # points variants: a restricted discard draw is only legal when the card goes into the
             # lay-down (or a lay-off) at once, so it is always worth taking
@@ -846,7 +746,8 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 if a >= 0:
                     return a
         laid = ps[g, seat, PS_LAID] == 1
-        best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw)
+        best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
+                                        known[_KNOWN_SCRATCH:])
         if best >= 0 and is_legal(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
                                   mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + best

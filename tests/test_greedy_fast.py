@@ -21,8 +21,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
 from kalooki_sim.bits import float_bits, highest_bit, lowest_bit, popcount
 from kalooki_sim.agents.compiled import (
-    _SFW_BASE, _SFW_KEY, _SFW_LEN, _closer_with, _closer_with_sf, _discard_pick, _sf_changed, _shortfall_with,
-    _sf_prepare, _sf_sync,
+    _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
     _tack_candidates, _tack_may_fit, _usefulness_masked, card_usefulness, choose_action,
     contract_shortfall,
 )
@@ -75,45 +74,6 @@ def test_incremental_shortfall_matches_full(knobs):
                     hands[0, 1, t] -= delta
                     assert got == want, (rnd, t, delta)
             assert np.array_equal(hands, before)
-
-
-@pytest.mark.parametrize("knobs", KNOBS)
-def test_kept_workspace_matches_a_fresh_one(knobs):
-    """``_sf_sync`` redoes only the suits that changed since the seat's workspace was filled: after
-    every change of a walk of hands (a card drawn, discarded, two taken by a call, a new deal, a
-    new round), it must hold exactly what ``_sf_prepare`` fills from scratch, and
-    ``_closer_with_sf`` must answer as ``_closer_with`` for every card."""
-    rv = np.array(load_rules("caribbean").to_vector(), dtype=np.int64)
-    for i, v in knobs.items():
-        rv[i] = v
-    rng = np.random.default_rng(11)
-    hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
-    kept = np.zeros(_SFW_LEN, dtype=np.int64)
-    fresh = np.zeros(_SFW_LEN, dtype=np.int64)
-    n_kept = 0
-    for walk in range(40):
-        rnd = int(rng.integers(0, rv[R_N_ROUNDS]))
-        _random_hand(rng, hands)
-        for step in range(30):
-            kind = rng.integers(0, 10)
-            if kind == 0:
-                _random_hand(rng, hands)                    # a new deal
-            elif kind == 1:
-                rnd = int(rng.integers(0, rv[R_N_ROUNDS]))  # a new round, same hand
-            else:
-                for _ in range(1 if kind < 8 else 2):       # draw or discard (a call: two cards)
-                    t = int(rng.integers(0, L.N_TYPES))
-                    if rng.integers(0, 2) and hands[0, 1, t] > 0:
-                        hands[0, 1, t] -= 1
-                    elif hands[0, 1, t] < 2:
-                        hands[0, 1, t] += 1
-            assert _sf_prepare(hands, rv, 0, 1, rnd, fresh)
-            n_kept += int(kept[_SFW_KEY] == fresh[_SFW_KEY])    # the workspace is kept, not refilled
-            assert _sf_sync(hands, rv, 0, 1, rnd, kept)
-            assert np.array_equal(kept, fresh), (walk, step)
-            for t in range(L.N_TYPES):
-                assert _closer_with_sf(hands, rv, 0, 1, rnd, t, kept) == _closer_with(hands, rv, 0, 1, rnd, t)
-    assert n_kept > 800
 
 
 @njit
