@@ -139,7 +139,7 @@ _SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses o
 # ``_discard_pick``'s own part:
 _SFW_SUITS = _SFW_SET_MINUS + _SFW_HMAX  # suits held per rank (13)
 _SFW_SB_ACE = _SFW_SUITS + 13            # per suit: fewest missing once an ace leaves (4)
-_SFW_U_RANK = _SFW_SB_ACE + 4               # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
+_SFW_U_RANK = _SFW_SB_ACE + 4            # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
 _SFW_U_GAPW = _SFW_U_RANK + 21           # ... for this gap weight (float bits + 1; 0: none yet)
 _SFW_LEN = _SFW_U_GAPW + 1
 
