@@ -702,23 +702,27 @@ def _contract_joker_bound(hand, prm):
 @njit(_nrt=False, inline="always")
 def _joker_bound(hand, T, F, w, lo_min, hi_max, smin, snat):
     """``_contract_joker_bound`` from the rule values themselves (any integer counts)."""
-    need = 0
+    sets = _sets_need(hand, T, smin, snat)
+    if sets == 99:
+        return 99
     if F > 0:
-        need += fewest_missing_in_runs(hand, F, w, lo_min, hi_max)
-    if T > 0:
-        a3 = 0
-        a2 = 0
-        for r in range(13):
-            c = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
-            if c >= smin:
-                a3 += 1
-            elif c >= snat:
-                a2 += 1
-        if a3 + a2 < T:
-            return 99
-        if T > a3:
-            need += T - a3   # each set short of naturals takes at least one joker
-    return need
+        return sets + fewest_missing_in_runs(hand, F, w, lo_min, hi_max)
+    return sets
+
+
+@njit(_nrt=False, inline="always")
+def _sets_need(hand, T, smin, snat):
+    """Fewest jokers T sets of distinct ranks need from ``hand`` (99 if fewer than T ranks hold
+    ``snat`` naturals): a rank short of ``smin`` naturals takes at least one."""
+    if T == 0:
+        return 0
+    full = 0
+    usable = 0
+    for r in range(13):
+        c = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
+        full += 1 if c >= smin else 0
+        usable += 1 if c >= snat else 0
+    return max(T - full, 0) if usable >= T else 99
 
 
 @njit(_nrt=False)
@@ -1108,21 +1112,6 @@ def _run_bounds(hand, pen, prm):
             prm[row + k] = min(gaps + prm[row + 5 + k - 1], prm[row + 5 + k], 99)
 
 
-@njit(_nrt=False, inline="always")
-def _sets_joker_need(pool, prm):
-    """Fewest jokers the contract's sets need from the pool (99 if too few ranks qualify)."""
-    T = prm[P_T]
-    if T == 0:
-        return 0
-    a3 = 0
-    a2 = 0
-    for r in range(13):
-        c = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
-        a3 += 1 if c >= prm[P_SET_MIN] else 0
-        a2 += 1 if c >= prm[P_SET_MIN_NAT] else 0
-    return max(T - a3, 0) if a2 >= T else 99
-
-
 @njit(_nrt=False)
 def _set_could_use(u, pool, prm):
     """Could natural u still go into one of the contract's sets (enough of its rank held)?"""
@@ -1156,7 +1145,8 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
         if used + prm[P_UB_SETS] + prm[P_RUN_UB + 5 * s + F - nruns] + jk * prm[P_PJ] <= best[B_USED]:
             return 0
         # the runs still to choose and the sets need more jokers than are left: no lay-down below
-        if prm[P_RUN_JK + 5 * s + F - nruns] + _sets_joker_need(pool, prm) > jk:
+        if (prm[P_RUN_JK + 5 * s + F - nruns]
+                + _sets_need(pool, prm[P_T], prm[P_SET_MIN], prm[P_SET_MIN_NAT]) > jk):
             return 0
         if nruns == F:
             _sets_leaf(jk, used, 0, nruns, 0, depth, ws, stack, rv, dp, pick)
