@@ -294,6 +294,62 @@ def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_dow
     assert rejected >= 50, rejected
 
 
+def _plain_runs_then_sets_fit(counts, prm_T, prm_F, smin, snat, w, lo_min, hi_max, jokers) -> bool:
+    """``search._runs_then_sets_fit`` spelled out: every choice of F suits and one window of ``w``
+    positions in each, its gaps plus the sets' joker floor over the naturals the windows leave."""
+    from itertools import combinations, product
+
+    def typ(s, q):
+        return s * 13 + (0 if q in (1, 14) else q - 1)
+
+    starts = range(lo_min, hi_max - w + 2)
+    for suits in combinations(range(4), prm_F):
+        for los in product(starts, repeat=prm_F):
+            rc = [int(sum(counts[s * 13 + r] for s in range(4))) for r in range(13)]
+            gaps = 0
+            for s, lo in zip(suits, los):
+                for q in range(lo, lo + w):
+                    if counts[typ(s, q)] > 0:
+                        rc[typ(s, q) % 13] -= 1
+                    else:
+                        gaps += 1
+            needs = sorted(max(smin - rc[r], 0) for r in range(13)
+                           if sum(counts[s * 13 + r] for s in range(4)) >= snat)
+            if len(needs) >= prm_T and gaps + sum(needs[:prm_T]) <= jokers:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("overrides", [{}, {"run_min_size": 3}, {"ace_low": False}],
+                         ids=["caribbean", "run3", "ace_high_only"])
+def test_mixed_contract_precheck_equals_its_plain_enumeration(overrides):
+    """``_runs_then_sets_fit`` skips a window holding the same naturals as one already tried (the
+    answer below it is the same); its answers must equal the plain enumeration of every choice of
+    suits and windows, yes and no alike, on hands near the mixed contracts."""
+    from kalooki_sim.cards import counts_of
+    from kalooki_sim.melds.search import (
+        P_F, P_HI_MAX, P_LO_MIN, P_RUN_MIN, P_SET_MIN, P_SET_MIN_NAT, P_T, _runs_then_sets_fit, make_params,
+    )
+
+    rules = load_rules("caribbean", **overrides)
+    rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
+    rng = _rng("caribbean-precheck-plain", str(sorted(overrides.items())))
+    mixed = [i + 1 for i, (sets, runs) in enumerate(rules.contracts) if sets > 0 and runs > 0]
+    answers = {True: 0, False: 0}
+    for i in range(1500):
+        round_no = mixed[i % len(mixed)]
+        counts = counts_of(random_test_hand(rules, rng, round_no)).astype(np.int64)
+        jokers = min(int(counts[52]), 2)
+        prm = make_params(rv, round_no - 1)
+        rc = np.array([counts[r::13][:4].sum() for r in range(13)], dtype=np.int64)
+        got = bool(_runs_then_sets_fit(counts, prm, rc, np.int64(0), np.int64(0), np.int64(jokers)))
+        want = _plain_runs_then_sets_fit(counts, prm[P_T], prm[P_F], prm[P_SET_MIN], prm[P_SET_MIN_NAT],
+                                         prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX], jokers)
+        assert got == want, (round_no, jokers, counts.tolist())
+        answers[got] += 1
+    assert min(answers.values()) >= 100, answers
+
+
 @pytest.mark.parametrize("preset", PRESETS)
 def test_contract_out_of_reach_only_rejects_hands_the_reference_cannot_lay_down(preset):
     """``search.contract_out_of_reach`` lets the engine skip the search of most draws before the

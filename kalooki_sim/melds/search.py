@@ -1030,11 +1030,13 @@ def _runs_then_sets_fit(hand, prm, rc, k, s_from, jleft):
         if 4 - s < F - k:
             break
         pm = run_mask(hand, s, lo_min, hi_max)
+        prev = np.int64(-1)
         for a in range(lo_min, hi_max - w + 2):
             held = pm & (win << a)
             g = w - popcount(held)
-            if g > jleft:
-                continue
+            if g > jleft or held == prev:
+                continue        # (the windows holding the same naturals are neighbours: one is enough)
+            prev = held
             for q in range(a, a + w):
                 if (held >> q) & 1:
                     rc[pos_type(s, q) % 13] -= 1
