@@ -618,6 +618,82 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     return (-1 if best == none else best & 255), (-1 if second == none else second & 255)
 
 
+@njit(_nrt=False)
+def _upswap_pick(hands, rv, g, seat, top, gapw):
+    """Greedy's upcard swap (American dealer): take the upcard when it is more useful than the
+    least useful natural in hand, which is turned up instead.  Out of ``greedy_action``'s line,
+    like the other rare decisions: inlined, its code would crowd the closed loop's hot path."""
+    worst = -1
+    worst_u = 1e300
+    worst_pen = -1
+    for t in range(JOKER):
+        if hands[g, seat, t] > 0:
+            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+            pen = rv[R_PENALTY + t]
+            if u < worst_u or (u == worst_u and pen > worst_pen):
+                worst = t
+                worst_u = u
+                worst_pen = pen
+    if top >= 0 and worst >= 0 and card_usefulness(hands, rv, g, seat, top, 0, gapw) > worst_u:
+        return A_UPSWAP + worst
+    return A_PASS
+
+
+@njit(_nrt=False)
+def _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                      hscore, hwin, rv, g, seat, rnd, laid, contract, gapw):
+    """Greedy's discard when neither of ``_discard_pick``'s two cards is legal (rare): the best
+    legal natural by the same measure, else a joker, else ending the turn, else the first legal
+    action."""
+    best = -1
+    best_sf = 1 << 40
+    best_u = 1e300
+    best_pen = -1
+    for t in range(JOKER):
+        if hands[g, seat, t] == 0 or not is_legal(known, A_DISCARD + t, gs, ps, hands, stock, disc,
+                                                  disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                                                  hwin, rv, g):
+            continue
+        pen = rv[R_PENALTY + t]
+        sf = 0
+        u = 0.0
+        if not laid:
+            # keep what brings the contract closer, then what sits near other cards
+            if contract:
+                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+        elif not contract:
+            # points variants keep building new melds after the opening: keep partners
+            u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+        if (sf < best_sf or (sf == best_sf and u < best_u)
+                or (sf == best_sf and u == best_u and pen > best_pen)):
+            best = t
+            best_sf = sf
+            best_u = u
+            best_pen = pen
+    if best >= 0:
+        return A_DISCARD + best
+    if is_legal(known, A_DISCARD + JOKER, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        return A_DISCARD + JOKER
+    if is_legal(known, A_END_TURN, gs, ps, hands, stock, disc, disc_by,
+                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        return A_END_TURN
+    return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                        hscore, hwin, rv, g)
+
+
+@njit(_nrt=False)
+def _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                 hwin, rv, g):
+    """The first legal action (-1 if none): greedy's answer where its rules choose nothing."""
+    for a in range(N_ACTIONS):
+        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return a
+    return -1
+
+
 @njit(_nrt=False, inline="always")
 def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                   hscore, hwin, rv, g, seat, known, key, ctr):
@@ -679,21 +755,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_DISCARD
     elif ph == PH_UPSWAP:
-        # the dealer takes the upcard when it is more useful than his least useful natural
-        worst = -1
-        worst_u = 1e300
-        worst_pen = -1
-        for t in range(JOKER):
-            if hands[g, seat, t] > 0:
-                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-                pen = rv[R_PENALTY + t]
-                if u < worst_u or (u == worst_u and pen > worst_pen):
-                    worst = t
-                    worst_u = u
-                    worst_pen = pen
-        if top >= 0 and worst >= 0 and card_usefulness(hands, rv, g, seat, top, 0, gapw) > worst_u:
-            return A_UPSWAP + worst
-        return A_PASS
+        return _upswap_pick(hands, rv, g, seat, top, gapw)
     elif ph == PH_PLAY:
         for k in range(K_PLANS):
             if plan_n[g, k, 0] < 0:
@@ -754,46 +816,10 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         if runner_up >= 0 and is_legal(known, A_DISCARD + runner_up, gs, ps, hands, stock, disc,
                                        disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + runner_up
-        best = -1
-        best_sf = 1 << 40
-        best_u = 1e300
-        best_pen = -1
-        for t in range(JOKER):
-            if hands[g, seat, t] == 0 or not is_legal(known, A_DISCARD + t, gs, ps, hands, stock, disc,
-                                                      disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                                                      hwin, rv, g):
-                continue
-            pen = rv[R_PENALTY + t]
-            sf = 0
-            u = 0.0
-            if not laid:
-                # keep what brings the contract closer, then what sits near other cards
-                if contract:
-                    sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
-                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-            elif not contract:
-                # points variants keep building new melds after the opening: keep partners
-                u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
-            if (sf < best_sf or (sf == best_sf and u < best_u)
-                    or (sf == best_sf and u == best_u and pen > best_pen)):
-                best = t
-                best_sf = sf
-                best_u = u
-                best_pen = pen
-        if best >= 0:
-            return A_DISCARD + best
-        if is_legal(known, A_DISCARD + JOKER, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DISCARD + JOKER
-        if is_legal(known, A_END_TURN, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_END_TURN
-    # anything else (should not happen): first legal action
-    for a in range(N_ACTIONS):
-        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return a
-    return -1
+        return _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                 plan_n, hscore, hwin, rv, g, seat, rnd, laid, contract, gapw)
+    return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                        hscore, hwin, rv, g)
 
 
 @njit
