@@ -2,7 +2,8 @@
 
 Without the patch, two processes saving different overloads of one kernel could both name theirs
 ``<fn>.1.nbc``; the index then sent one signature to the other's machine code and every later
-process crashed loading it (what broke CI under ``pytest -n 2``).
+process crashed loading it (what broke CI under ``pytest -n 2``).  Kernels compiled at different
+optimisation levels never share a folder either.
 """
 
 from __future__ import annotations
@@ -75,3 +76,26 @@ def test_two_processes_filling_one_cache_at_once(tmp_path):
     reader = caching.IndexDataCacheFile(str(cache), BASE, STAMP)
     for k in range(150):
         assert reader.load(("sig", k)) == ("code of", k, "x" * 2000), k
+
+
+_OPT_PROBE = ("import numba, kalooki_sim.jit as j; "
+              "print(int(numba.config.OPT), j.cache_dir().rsplit('-', 1)[-1])")
+
+
+def _opt_probe(**env_changes):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_OPT", "NUMBA_CACHE_DIR")}
+    env.update(env_changes)
+    out = subprocess.run([sys.executable, "-c", _OPT_PROBE], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    return int(out[0]), out[1]
+
+
+def test_kernels_compile_at_O2_in_a_folder_named_after_the_level(tmp_path):
+    """``kalooki_sim.jit`` compiles the kernels at LLVM -O2 (it measured faster than numba's -O3)
+    and names the cache folder after the level, so kernels of two levels never share a folder; an
+    explicit ``NUMBA_OPT`` wins."""
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    assert _opt_probe(**env) == (2, "O2")
+    assert _opt_probe(NUMBA_OPT="3", **env) == (3, "O3")
