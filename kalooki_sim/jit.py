@@ -4,8 +4,9 @@
 instead of recompiling); ``nogil`` lets the thread backend run kernels side by side.  No object
 mode anywhere: a kernel that cannot be typed must fail loudly at compile time.
 
-numba's cache only checks the timestamp of the file a kernel is defined in, not of the modules it
-calls, so after an edit to the engine a cached rollout kernel would silently run the old engine.
+numba's cache only checks the file a kernel is defined in (numba 0.68 stamps it by a hash of its
+source), not the modules it calls, so after an edit to the engine a cached rollout kernel would
+silently run the old engine.
 Unless ``NUMBA_CACHE_DIR`` is set, the cache therefore lives in a folder named after a hash of all
 of the project's sources: any edit anywhere gives a fresh cache (one recompile), never a stale one.
 Processes that fill the cache at the same time are made safe by ``jit_cache``.
