@@ -8,6 +8,7 @@ optimisation levels never share a folder either.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -83,8 +84,6 @@ _OPT_PROBE = ("import numba, kalooki_sim.jit as j; "
 
 
 def _opt_probe(**env_changes):
-    import os
-
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_OPT", "NUMBA_CACHE_DIR")}
     env.update(env_changes)
     out = subprocess.run([sys.executable, "-c", _OPT_PROBE], env=env, capture_output=True, text=True,
