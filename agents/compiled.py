@@ -740,14 +740,17 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DENY
     elif ph == PH_DRAW:
-        if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g) and top >= 0:
-            if _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
-                return A_DRAW_DISCARD
-            # points variants: a restricted discard draw is only legal when the card goes into the
-            # lay-down (or a lay-off) at once, so it is always worth taking
-            if not contract and _draw_mode(gs, ps, rv, g, seat) != 0:
-                return A_DRAW_DISCARD
+        # the wish before the legality, as in the call window: most draws do not want the
+        # discard, and a draw mode of "never" (3; after a contract lay-down) rules it out at once.
+        # Points variants: a restricted discard draw (mode 1, 2) is only legal when the card goes
+        # into the lay-down (or a lay-off) at once, so it is always worth taking
+        mode = _draw_mode(gs, ps, rv, g, seat)
+        if (top >= 0 and mode != 3
+                and (_wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
+                     or (not contract and mode != 0))
+                and is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
+                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g)):
+            return A_DRAW_DISCARD
         if is_legal(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
                     minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DRAW_STOCK

@@ -28,7 +28,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.agents.base import policy_id
 from kalooki_sim.agents.compiled import KNOWN_LEN, seat_action
 from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.core import STREAM_POLICY_BASE, apply_action, deal_hand, start_game
+from kalooki_sim.engine.core import STREAM_POLICY_BASE, apply_action, deal_hand, reset_game
 from kalooki_sim.engine.state import State
 from kalooki_sim.jit import njit
 from kalooki_sim.rng import rng_key
@@ -70,8 +70,7 @@ def _play(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
     """Play games ``first_game ..`` as single hands; add cycles and counts per (phase, kind, laid)."""
     t_all = _cycles()
     for gid in range(first_game, first_game + n_games):
-        start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, 0, n_players, -1, seed, gid, 1)
+        reset_game(gs, ps, hscore, hwin, rv, 0, n_players, -1, seed, gid, 1)
         deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                   rv, 0, gid % rv[R_N_ROUNDS], gs[0, L.G_DEALER])
         for p in range(n_players):

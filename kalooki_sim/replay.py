@@ -107,8 +107,9 @@ class _Table:
                          n_hands=1 if mode == "hands" else int(n_hands))
         st, rv = self.game.state, self.game.rv
         if mode == "hands":
-            # as rollout: start_game deals a first hand that is thrown away, then the hand of
-            # round (game_id % n_rounds) is dealt fresh by the same (randomly drawn) dealer
+            # as rollout: the hand of round (game_id % n_rounds) is dealt fresh (deal number 1)
+            # by the randomly drawn dealer; the first hand Game dealt is thrown away (rollout
+            # only resets the row, ``core.reset_game``, and skips that deal)
             core.deal_hand(*st.arrays(), rv, 0, self.game_id % int(rv[R_N_ROUNDS]),
                            int(st.gs[0, L.G_DEALER]))
         self.rules = self.game.rules

@@ -20,7 +20,8 @@ from numba import prange
 from .agents.base import params_matrix, policy_id
 from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import (
-    STREAM_POLICY_BASE, apply_action, check_invariants, deal_hand, match_winners, start_game, step,
+    STREAM_POLICY_BASE, apply_action, check_invariants, deal_hand, match_winners, reset_game, start_game,
+    step,
 )
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_DEALER, G_HAND_NO, G_HANDS_DONE,
@@ -111,8 +112,7 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     (greedy's legality cache is invalidated by generation, see ``agents.known.forget_known``)."""
     mask, keys, ctrs, laid_turn, calls, known, flags = lane
     if hands_mode:
-        start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, b, n_players, -1, seed, game_id, 1)
+        reset_game(gs, ps, hscore, hwin, rv, b, n_players, -1, seed, game_id, 1)
         rnd = game_id % rv[R_N_ROUNDS]
         deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                   rv, b, rnd, gs[b, G_DEALER])

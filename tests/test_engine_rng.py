@@ -7,8 +7,9 @@ import numpy as np
 
 from kalooki_sim import load_rules
 from kalooki_sim.engine import core
+from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.batch import random_playouts
-from kalooki_sim.engine.state import State
+from kalooki_sim.engine.state import ARRAY_FIELDS, State
 from kalooki_sim.rng import rng_below, rng_key, rng_u64, rng_uniform, shuffle_prefix
 
 
@@ -61,3 +62,24 @@ def test_thread_count_and_batch_composition_do_not_change_results():
     sub, _ = _run(3, [6, 2, 5], 1)          # other batch, other order
     for a, b in zip(one.take([6, 2, 5]).arrays(), sub.arrays()):
         assert (a == b).all()
+
+
+def test_reset_game_then_deal_hand_is_start_game_then_deal_hand():
+    """Single-hand rollouts reset a row (``core.reset_game``) and deal the hand they study with
+    ``deal_hand``; ``Game`` and the replays start the game (which deals a first hand) and then deal
+    the same hand.  The skipped deal must change nothing: same dealer, same cards, every array of
+    the row equal, for every round and player count."""
+    rules = load_rules("caribbean")
+    rv = rules.to_vector()
+    for n_players in (3, 4, 6):
+        for game_id in range(0, 45, 4):
+            a, b = State.empty(1), State.empty(1)
+            core.start_game(*a.arrays(), rv, 0, n_players, -1, 7, game_id, 1)
+            core.reset_game(b.gs, b.ps, b.hscore, b.hwin, rv, 0, n_players, -1, 7, game_id, 1)
+            dealer = int(a.gs[0, L.G_DEALER])
+            assert dealer == int(b.gs[0, L.G_DEALER])
+            for st in (a, b):
+                core.deal_hand(*st.arrays(), rv, 0, game_id % rules.n_rounds, dealer)
+            for name, x, y in zip(ARRAY_FIELDS, a.arrays(), b.arrays()):
+                assert np.array_equal(x, y), (n_players, game_id, name)
+            assert b.hands[0].sum() > 0

@@ -271,7 +271,7 @@ def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_dow
     random contract hands of the differential test, kept when they pass the older sum-of-parts
     bound (which the search asks first), so the checks are not vacuous."""
     from kalooki_sim.cards import counts_of
-    from kalooki_sim.melds.search import _contract_joker_bound, _runs_then_sets_fit, make_params
+    from kalooki_sim.melds.search import _runs_then_sets_fit, make_params
 
     rules = load_rules("caribbean", **overrides)
     rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
@@ -285,13 +285,38 @@ def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_dow
         if counts[52] > 2:
             continue
         prm = make_params(rv, round_no - 1)
-        if _contract_joker_bound(counts, prm) > counts[52]:
+        if _plain_joker_bound(counts, prm) > counts[52]:
             continue
         rc = np.array([counts[r::13][:4].sum() for r in range(13)], dtype=np.int64)
         if not _runs_then_sets_fit(counts, prm, rc, np.int64(0), np.int64(0), np.int64(counts[52])):
             rejected += 1
             assert ref_best_lay_down(rules, hand, round_no) is None, (round_no, " ".join(hand))
     assert rejected >= 50, rejected
+
+
+def _plain_joker_bound(counts, prm) -> int:
+    """The search's first test spelled out: the sum-of-parts lower bound on the jokers a contract
+    lay-down needs (99 when too few ranks hold enough naturals for the sets)."""
+    from kalooki_sim.melds.search import P_F, P_HI_MAX, P_LO_MIN, P_RUN_MIN, P_SET_MIN, P_SET_MIN_NAT, P_T
+
+    rc = [int(sum(counts[s * 13 + r] for s in range(4))) for r in range(13)]
+    T, F = int(prm[P_T]), int(prm[P_F])
+    if T > 0:
+        if sum(c >= prm[P_SET_MIN_NAT] for c in rc) < T:
+            return 99
+        sets = max(T - sum(c >= prm[P_SET_MIN] for c in rc), 0)
+    else:
+        sets = 0
+    if F == 0:
+        return sets
+    w, lo_min, hi_max = int(prm[P_RUN_MIN]), int(prm[P_LO_MIN]), int(prm[P_HI_MAX])
+    best = []
+    for s in range(4):
+        held = {q for q in range(lo_min, hi_max + 1)
+                if counts[s * 13 + (0 if q in (1, 14) else q - 1)] > 0}
+        best.append(min((sum(q not in held for q in range(lo, lo + w))
+                         for lo in range(lo_min, hi_max - w + 2)), default=99))
+    return sets + sum(sorted(best)[:F])
 
 
 def _plain_runs_then_sets_fit(counts, prm_T, prm_F, smin, snat, w, lo_min, hi_max, jokers) -> bool:
@@ -354,10 +379,11 @@ def test_mixed_contract_precheck_equals_its_plain_enumeration(overrides):
 def test_contract_out_of_reach_only_rejects_hands_the_reference_cannot_lay_down(preset):
     """``search.contract_out_of_reach`` lets the engine skip the search of most draws before the
     opening; whenever it says yes, the reference must find no lay-down.  It is the search's own
-    first test, so it must also agree with ``_contract_joker_bound`` wherever that applies, on
-    int8 counts (the engine's hands) as on int64.  Points variants: never out of reach."""
+    first test, so it must also agree with that test spelled out (``_plain_joker_bound``) and with
+    the search's own call of it wherever it applies, on int8 counts (the engine's hands) as on
+    int64.  Points variants: never out of reach."""
     from kalooki_sim.cards import counts_of
-    from kalooki_sim.melds.search import _contract_joker_bound, contract_out_of_reach, make_params
+    from kalooki_sim.melds.search import _contract_needs_more_jokers, contract_out_of_reach, make_params
 
     rules = RULES[preset]
     rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
@@ -374,7 +400,9 @@ def test_contract_out_of_reach_only_rejects_hands_the_reference_cannot_lay_down(
         if not contract:
             assert not out
             continue
-        assert out == (_contract_joker_bound(counts, make_params(rv, rnd)) > counts[52])
+        prm = make_params(rv, rnd)
+        assert out == (_plain_joker_bound(counts, prm) > counts[52])
+        assert out == _contract_needs_more_jokers(counts, prm)
         if out:
             rejected += 1
             assert ref_best_lay_down(rules, hand, round_no) is None, (round_no, " ".join(hand))

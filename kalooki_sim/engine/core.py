@@ -2147,6 +2147,14 @@ def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     the rules' ``n_hands`` (Caribbean: 9).  Deterministic in (rules, n_players, dealer, seed,
     game_id) only.
     """
+    reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, n_hands)
+    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
+
+
+@njit(_nrt=False)
+def reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, n_hands):
+    """``start_game`` without its deal: for callers that deal a hand of their choice next
+    (``deal_hand``), so that the first hand is not shuffled and dealt for nothing."""
     for j in range(gs.shape[1]):
         gs[g, j] = 0
     for p in range(P_MAX):
@@ -2171,7 +2179,6 @@ def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     gs[g, G_ROUND] = 0
     gs[g, G_TAKEN] = -1
     gs[g, G_CALLER] = -1
-    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
 
 @njit(_nrt=False)

@@ -689,25 +689,27 @@ def _dfs(t, kmin, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
 
 
 @njit(_nrt=False)
-def _contract_joker_bound(hand, prm):
-    """Fewest jokers any lay-down meeting the contract needs (a large number if none can).
+def _contract_needs_more_jokers(hand, prm):
+    """Does every lay-down meeting the contract need more jokers than ``hand`` holds?
 
-    Runs: each of the F distinct suits needs a run window with at most that many missing
-    naturals; sets: T distinct ranks, a rank held only twice needs one joker.  Borrowing and
-    shared naturals only ever need more jokers, so this is a lower bound."""
-    return _joker_bound(hand, prm[P_T], prm[P_F], prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX],
-                        prm[P_SET_MIN], prm[P_SET_MIN_NAT])
+    A lower bound on the jokers one needs, against the jokers held: runs: each of the F distinct
+    suits needs a run window with at most that many missing naturals; sets: T distinct ranks, a
+    rank held only twice needs one joker.  Borrowing and shared naturals only ever need more
+    jokers."""
+    return _needs_more_jokers(hand, prm[P_T], prm[P_F], prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX],
+                              prm[P_SET_MIN], prm[P_SET_MIN_NAT])
 
 
 @njit(_nrt=False, inline="always")
-def _joker_bound(hand, T, F, w, lo_min, hi_max, smin, snat):
-    """``_contract_joker_bound`` from the rule values themselves (any integer counts)."""
+def _needs_more_jokers(hand, T, F, w, lo_min, hi_max, smin, snat):
+    """``_contract_needs_more_jokers`` from the rule values themselves (any integer counts).  The
+    sets are counted first: when they alone need more jokers than are held, the runs (four suits'
+    windows) need not be looked at."""
+    jk = hand[52]
     sets = _sets_need(hand, T, smin, snat)
-    if sets == 99:
-        return 99
-    if F > 0:
-        return sets + fewest_missing_in_runs(hand, F, w, lo_min, hi_max)
-    return sets
+    if sets > jk or F == 0:
+        return sets > jk
+    return sets + fewest_missing_in_runs(hand, F, w, lo_min, hi_max) > jk
 
 
 @njit(_nrt=False, inline="always")
@@ -729,7 +731,7 @@ def _sets_need(hand, T, smin, snat):
 def contract_out_of_reach(hand, rv, round_idx):
     """Does the round's contract need more jokers than ``hand`` (counts by card type, any integer
     type) holds?  Then it has no opening: this is the search's own first test
-    (``_contract_joker_bound``), asked without the search's set-up, for callers that ask about
+    (``_contract_needs_more_jokers``), asked without the search's set-up, for callers that ask about
     every draw of a player who has not laid down (most such hands are far from the contract).
     False whenever the test does not apply (points openings, extra melds, repeated set ranks or
     run suits)."""
@@ -737,9 +739,9 @@ def contract_out_of_reach(hand, rv, round_idx):
             or rv[R_CONTRACT_DISTINCT_SET_RANKS] != 1 or rv[R_CONTRACT_DISTINCT_RUN_SUITS] != 1):
         return False
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
-    return _joker_bound(hand, rv[base], rv[base + 1], rv[R_RUN_MIN_SIZE],
-                        1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13,
-                        rv[R_SET_MIN_SIZE], rv[R_SET_MIN_NATURALS]) > hand[52]
+    return _needs_more_jokers(hand, rv[base], rv[base + 1], rv[R_RUN_MIN_SIZE],
+                              1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13,
+                              rv[R_SET_MIN_SIZE], rv[R_SET_MIN_NATURALS])
 
 
 @njit(_nrt=False, inline="always")
@@ -1016,7 +1018,7 @@ def _runs_then_sets_fit(hand, prm, rc, k, s_from, jleft):
     Every lay-down meeting the contract passes: each of its runs holds such a window, with no
     fewer jokers than the window's gaps; its sets can only use naturals outside its runs, except
     naturals a run replaces by a joker ("borrowing"), and each of those saves its set at most the
-    one joker the run spends on it.  The sum-of-parts bound (``_contract_joker_bound``) counts a
+    one joker the run spends on it.  The sum-of-parts bound (``_contract_needs_more_jokers``) counts a
     card for a run and a set at once; this one does not, and settles most hands of the mixed
     contracts that pass that bound but cannot lay down, at a fraction of the search."""
     F = prm[P_F]
@@ -1316,7 +1318,7 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
         wbest[k] = best[k]
     contract = prm[P_CONTRACT] == 1
     if contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1:
-        if _contract_joker_bound(hand, prm) > hand[52]:
+        if _contract_needs_more_jokers(hand, prm):
             return -1
     pen = rv[R_PENALTY:R_PENALTY + 53]
     natval = ws[_WS_NATVAL:_WS_POOL]
