@@ -327,10 +327,12 @@ def _plain_runs_then_sets_fit(counts, prm_T, prm_F, smin, snat, w, lo_min, hi_ma
     def typ(s, q):
         return s * 13 + (0 if q in (1, 14) else q - 1)
 
+    counts = [int(c) for c in counts]            # (plain ints: numpy scalars are slow to index)
+    held_per_rank = [sum(counts[s * 13 + r] for s in range(4)) for r in range(13)]
     starts = range(lo_min, hi_max - w + 2)
     for suits in combinations(range(4), prm_F):
         for los in product(starts, repeat=prm_F):
-            rc = [int(sum(counts[s * 13 + r] for s in range(4))) for r in range(13)]
+            rc = list(held_per_rank)
             gaps = 0
             for s, lo in zip(suits, los):
                 for q in range(lo, lo + w):
@@ -338,8 +340,7 @@ def _plain_runs_then_sets_fit(counts, prm_T, prm_F, smin, snat, w, lo_min, hi_ma
                         rc[typ(s, q) % 13] -= 1
                     else:
                         gaps += 1
-            needs = sorted(max(smin - rc[r], 0) for r in range(13)
-                           if sum(counts[s * 13 + r] for s in range(4)) >= snat)
+            needs = sorted(max(smin - rc[r], 0) for r in range(13) if held_per_rank[r] >= snat)
             if len(needs) >= prm_T and gaps + sum(needs[:prm_T]) <= jokers:
                 return True
     return False
