@@ -16,8 +16,9 @@ from kalooki_sim import load_rules
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.batch import random_playouts
 from kalooki_sim.engine.core import start_games
-from kalooki_sim.engine.game import Game
 from kalooki_sim.engine.state import State
+
+from play_positions import play_position
 
 POINTS_PRESETS = ("k40", "k51", "k101", "na15", "american")
 
@@ -28,17 +29,7 @@ def R(name="k40", **kw):
 
 
 def G(hand, table, name="k40", laid=True, **kw):
-    text = f"""
-active: P1
-phase: play
-P1: {hand}{' | laid' if laid else ''}
-P2: 2S 4S | laid
-P3: 2D 3S
-P4: KD KH
-table: {table}
-discard: QS
-"""
-    return Game.from_text(text, R(name, **kw))
+    return play_position(R(name, **kw), hand, table=table, laid=laid)
 
 
 def melds(g):

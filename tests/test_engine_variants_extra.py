@@ -12,6 +12,8 @@ from kalooki_sim import load_rules
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game, check_supported
 
+from play_positions import play_position
+
 
 @lru_cache(maxsize=None)
 def R(name="k40", **kw):
@@ -19,18 +21,7 @@ def R(name="k40", **kw):
 
 
 def G(hand, name="k40", table="", extra="", **kw):
-    text = f"""
-active: P1
-phase: play
-P1: {hand}
-P2: 2S 4S | laid
-P3: 2D 3S
-P4: KD KH
-{('table: ' + table) if table else ''}
-discard: QS
-{extra}
-"""
-    return Game.from_text(text, R(name, **kw))
+    return play_position(R(name, **kw), hand, table=table, extra=extra)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from kalooki_sim import load_rules
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game
 
+from play_positions import play_position
+
 
 @lru_cache(maxsize=None)
 def R(name="k40", **kw):
@@ -26,17 +28,7 @@ def R(name="k40", **kw):
 
 def opening_position(hand, name, table, **kw):
     """P1 (not opened) in his play phase; P2 owns the table melds."""
-    text = f"""
-active: P1
-phase: play
-P1: {hand}
-P2: 2S 4S | laid
-P3: 2D 3S
-P4: KD KH
-table: {table}
-discard: QS
-"""
-    return Game.from_text(text, R(name, **kw))
+    return play_position(R(name, **kw), hand, table=table)
 
 
 # ------------------------------------------------------------------------------------------------
