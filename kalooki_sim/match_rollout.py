@@ -315,7 +315,8 @@ def _match_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                   wants_bb, out_seat, out_hand, out_pl, out_game, out_err):
     n = out_err.shape[0]
     n_lanes = gs.shape[0]                # one state row per lane, reused match after match
-    for ln in prange(n_lanes):
+    for i in prange(n_lanes):
+        ln = np.uint64(i)                # one signature for _play_match (see ``jit.pnjit``)
         for o in range(ln, n, n_lanes):
             out_err[o] = _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                                      plan_n, hscore, hwin, rv, ln, n_players, seat_pol, params, seed,

@@ -193,7 +193,8 @@ def _rollout_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
                     check, out_seat, out_hand, out_tot, out_mwin, out_err):
     n = out_err.shape[0]
     n_lanes = gs.shape[0]
-    for ln in prange(n_lanes):
+    for i in prange(n_lanes):
+        ln = np.uint64(i)       # one signature for _play_game (see ``jit.pnjit``)
         lane = _new_lane()
         for o in range(ln, n, n_lanes):
             out_err[o] = _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,

@@ -23,6 +23,7 @@ def random_playouts(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
     ``out_err[g]`` receives the playout's return code (0 = fine), ``out_stats[g]`` (int64[B, 8])
     its counters.
     """
-    for g in prange(gs.shape[0]):
+    for i in prange(gs.shape[0]):
+        g = np.uint64(i)                    # one signature for random_playout (see ``jit.pnjit``)
         out_err[g] = random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                     hscore, hwin, rv, g, policy_seed, max_steps, check, out_stats[g], bias)
