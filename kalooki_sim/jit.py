@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 
 import numba
+from numba.core import types
+from numba.core.registry import CPUDispatcher
 
 from . import jit_cache
 
@@ -61,7 +63,17 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(base / f"{_source_digest()}-O{int(numba.config.OPT)}")
 
 
-def njit(fn=None, **kw):
+class _PlainArgsDispatcher(CPUDispatcher):
+    """Types every call from another kernel with the literal types of its arguments erased, so
+    the kernel is compiled once per real signature (``njit(specialise_constants=False)``)."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {k: types.unliteral(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
+
+
+def njit(fn=None, *, specialise_constants=True, **kw):
     """``numba.njit`` with the project defaults (cache, nogil, no object mode).
 
     ``_nrt=False`` (hot kernels that allocate nothing and return no arrays) compiles a kernel
@@ -72,12 +84,20 @@ def njit(fn=None, **kw):
     numba compiles a kernel again for every constant another kernel passes it (``check_action``
     with each action constant: 16 overloads in a cold rollout compile).  Those copies cost about
     150 s of that compile, but they are specialised: erasing the literal types made greedy
-    Caribbean hands about 6 % slower (six alternations), so they stay."""
+    Caribbean hands about 6 % slower (six alternations), so they stay.  ``specialise_constants=False``
+    erases them for one kernel, for callees whose constant-argument copies are dead code: the
+    manipulation checks ``check_action`` reaches only for table actions, never for the flow
+    actions greedy asks it about by constant."""
     opts = dict(cache=True, nogil=True, _nrt=True)
     opts.update(kw)
-    if fn is None:
-        return lambda f: numba.njit(**opts)(f)
-    return numba.njit(**opts)(fn)
+
+    def compile_(f):
+        disp = numba.njit(**opts)(f)
+        if not specialise_constants and type(disp) is CPUDispatcher:   # (not under NUMBA_DISABLE_JIT)
+            disp.__class__ = _PlainArgsDispatcher
+        return disp
+
+    return compile_ if fn is None else compile_(fn)
 
 
 def pnjit(fn=None, **kw):

@@ -1,9 +1,11 @@
-"""A ``prange`` kernel compiles the kernel it calls per game once, not twice (``jit.pnjit``).
+"""How many times a kernel called from other kernels is compiled (``kalooki_sim.jit``).
 
 numba types a ``prange`` index as int64 when it types the kernel and as uint64 when it compiles
 the parallel body: a callee given the raw index was compiled for both, and for the closed loop
-that is the whole engine and greedy twice (515 of 1,187 s of a cold rollout compile).  The small
-kernels here are not cached, so their dispatchers list exactly what this process compiled.
+that is the whole engine and greedy twice (515 of 1,187 s of a cold rollout compile).  A constant
+argument gets a compile of its own (kept where it speeds the loop up, erased where those copies
+are dead code).  The small kernels here are not cached, so their dispatchers list exactly what
+this process compiled.
 """
 
 from __future__ import annotations
@@ -20,6 +22,22 @@ from kalooki_sim.jit import njit, pnjit
 
 
 @njit(cache=False)
+def _shifted(x, k, up):
+    return x + k if up else x - k
+
+
+@njit(cache=False, specialise_constants=False)
+def _shifted_plain(x, k, up):
+    return x + k if up else x - k
+
+
+@njit(cache=False)
+def _with_constants(x):
+    return (_shifted(x, 3, True) + _shifted(x, 4, False)
+            + 10 * (_shifted_plain(x, 3, True) + _shifted_plain(x, 4, False) + _shifted_plain(x, x, True)))
+
+
+@njit(cache=False)
 def _row_value(g):
     return g * 2
 
@@ -29,6 +47,13 @@ def _rows(out):
     for i in prange(out.shape[0]):
         g = np.uint64(i)
         out[g] = _row_value(g)
+
+
+def test_constants_are_specialised_unless_the_kernel_opts_out():
+    assert _with_constants(10) == 13 + 6 + 10 * (13 + 6 + 20)
+    assert len(_shifted.signatures) == 2
+    assert all(isinstance(t, types.Literal) for sig in _shifted.signatures for t in sig[1:])
+    assert _shifted_plain.signatures == [(types.int64, types.int64, types.boolean)]
 
 
 def test_a_converted_prange_index_compiles_the_callee_once():

@@ -1218,7 +1218,7 @@ def _set_swap_slot(minfo, mcards, mas, g, m, nat):
 # are played as take-place, take-place (engine decision D23).
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def _placed_type(gs, minfo, g, a):
     """Card type that play action ``a`` moves from the hand to the table (-1: none or unknown;
     lay-downs may place several cards, callers ask the plan)."""
@@ -1511,7 +1511,7 @@ def _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a):
     return 0
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)   # (``check_action``'s flow-action copies never call it)
 def _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a):
     """0 if manipulation ``a`` is legal now, else the ``E_*`` code.  Tries the move on the state
     and undoes it: every meld it touches must stay legal, and a taken card must be placeable."""
