@@ -83,7 +83,7 @@ def njit(fn=None, *, specialise_constants=True, **kw):
 
     numba compiles a kernel again for every constant another kernel passes it (``check_action``
     with each action constant: 16 overloads in a cold rollout compile).  Those copies cost about
-    150 s of that compile, but they are specialised: erasing the literal types made greedy
+    160 s of that compile, but they are specialised: erasing the literal types made greedy
     Caribbean hands about 6 % slower (six alternations), so they stay.  ``specialise_constants=False``
     erases them for one kernel, for callees whose constant-argument copies are dead code: the
     manipulation checks ``check_action`` reaches only for table actions, never for the flow
