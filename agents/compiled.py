@@ -49,12 +49,12 @@ from kalooki_sim.engine.core import _draw_mode, legal_mask
 from kalooki_sim.bits import float_bits, lowest_bit
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
-    best_window_covers, best_windows, fewest_missing_in_runs, pos_type, run_mask, suit_fewest_missing,
-    sum_smallest4,
+    best_window_covers, fewest_missing_in_runs, pos_type, run_mask, suit_fewest_missing, sum_smallest4,
+    windows_of,
 )
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
-    R_ACE_HIGH, R_ACE_LOW, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, R_RUN_MIN_SIZE,
+    R_ACE_HIGH, R_ACE_LOW, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE,
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, R_TABLE_MANIPULATION, ROUND_STRIDE,
 )
 
@@ -98,12 +98,9 @@ def contract_shortfall(hands, rv, g, p, round_idx):
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
     T = rv[base]
     F = rv[base + 1]
-    w = rv[R_RUN_MIN_SIZE]
-    lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
-    hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
     total = -np.int64(hands[g, p, JOKER])
     if F > 0:
-        total += fewest_missing_in_runs(hands[g, p], F, w, lo_min, hi_max)
+        total += fewest_missing_in_runs(hands[g, p], F, rv)
     if T > 0:
         total += _sets_need_sum(hands, g, p, rv[R_SET_MIN_SIZE], T)
     return total
@@ -168,7 +165,6 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     smin = rv[R_SET_MIN_SIZE]
     if smin < 0 or smin + 2 > _SFW_HMAX:
         return False
-    w = rv[R_RUN_MIN_SIZE]
     lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
     hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
     hand = hands[g, p]
@@ -178,7 +174,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         b = 0
         every = np.int64(0)
         if F > 0:
-            b, every, _ = best_windows(pm, w, lo_min, hi_max)
+            b, every, _ = windows_of(rv, pm)
         sfw[_SFW_SB + s] = b
         sfw[_SFW_COV + s] = every if b != 99 else 0
         # an ace leaving changes the suit's positions only when it is the only one (at both ends)
@@ -189,7 +185,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
                 bits |= 1 << 1
             if hi_max == 14:
                 bits |= 1 << 14
-            b_ace = best_windows(pm & ~bits, w, lo_min, hi_max)[0]
+            b_ace = windows_of(rv, pm & ~bits)[0]
         sfw[_SFW_SB_ACE + s] = b_ace
     for i in range(smin + 1):
         sfw[_SFW_HIST + i] = 0
@@ -254,7 +250,6 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
         # the suit's held positions change only if the count crosses zero: rescan that suit
         pm = sfw[_SFW_PM + s]
         if h + delta == 0 or h == 0:
-            w = rv[R_RUN_MIN_SIZE]
             lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
             hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
             q = r + 1
@@ -266,7 +261,7 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
                 if hi_max == 14:
                     bits |= 1 << 14
             pm = pm & ~bits if h + delta == 0 else pm | bits
-            b = best_windows(pm, w, lo_min, hi_max)[0]
+            b = windows_of(rv, pm)[0]
         else:
             b = sfw[_SFW_SB + s]
         b0 = b if s == 0 else sfw[_SFW_SB]
@@ -483,34 +478,31 @@ def _closer_with(hands, rv, g, p, round_idx, t):
             if k < T:
                 return True
     if F > 0 and hands[g, p, t] == 0:
-        w = rv[R_RUN_MIN_SIZE]
-        lo_min = 1 if rv[R_ACE_LOW] == 1 else 2
-        hi_max = 14 if rv[R_ACE_HIGH] == 1 else 13
         if r != 0:
             # t fills one position: suit s's best drops (by one) exactly when a window attaining
             # it covers that position, and the sum of the F best suits then drops exactly when
             # fewer than F other suits are strictly better
-            b, covered = best_window_covers(hands[g, p], s, w, lo_min, hi_max, r + 1)
+            b, covered = best_window_covers(hands[g, p], s, rv, r + 1)
             if not covered:
                 return False
             if F >= 4:
                 return True
             k = 0
             for s2 in range(4):
-                if s2 != s and suit_fewest_missing(hands[g, p], s2, w, lo_min, hi_max) < b:
+                if s2 != s and suit_fewest_missing(hands[g, p], s2, rv) < b:
                     k += 1
                     if k == F:
                         return False
             return True
-        b = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
+        b = suit_fewest_missing(hands[g, p], s, rv)
         hands[g, p, t] += 1
-        b_new = suit_fewest_missing(hands[g, p], s, w, lo_min, hi_max)
+        b_new = suit_fewest_missing(hands[g, p], s, rv)
         hands[g, p, t] -= 1
         if b_new < b:
-            b0 = b if s == 0 else suit_fewest_missing(hands[g, p], 0, w, lo_min, hi_max)
-            b1 = b if s == 1 else suit_fewest_missing(hands[g, p], 1, w, lo_min, hi_max)
-            b2 = b if s == 2 else suit_fewest_missing(hands[g, p], 2, w, lo_min, hi_max)
-            b3 = b if s == 3 else suit_fewest_missing(hands[g, p], 3, w, lo_min, hi_max)
+            b0 = b if s == 0 else suit_fewest_missing(hands[g, p], 0, rv)
+            b1 = b if s == 1 else suit_fewest_missing(hands[g, p], 1, rv)
+            b2 = b if s == 2 else suit_fewest_missing(hands[g, p], 2, rv)
+            b3 = b if s == 3 else suit_fewest_missing(hands[g, p], 3, rv)
             old = sum_smallest4(b0, b1, b2, b3, F)
             new = sum_smallest4(b_new if s == 0 else b0, b_new if s == 1 else b1,
                                  b_new if s == 2 else b2, b_new if s == 3 else b3, F)

@@ -2,7 +2,8 @@
 
 Every variant shares one compiled kernel because the rules arrive as data.  Scalars come first
 (bools as 0/1, enums as the index of the value in ``rules.ENUMS``, ``None`` as -1), then the value
-tables and the per-round deal sizes and contracts.  Module-level ints are compile-time constants
+tables, the per-round deal sizes and contracts, and a table derived from the run rules (the best
+run windows of every suit pattern, ``R_WINDOWS``).  Module-level ints are compile-time constants
 for numba, so kernels write ``rv[R_SET_MIN_SIZE]``.
 """
 
@@ -193,7 +194,10 @@ R_N_ROUNDS = 87 + 53 + 15
 # per round r (0-based): deal size for 2..6 players, then threes and fours of the contract
 R_ROUND_BASE = R_N_ROUNDS + 1
 ROUND_STRIDE = 7
-R_VEC_LEN = R_ROUND_BASE + MAX_ROUNDS * ROUND_STRIDE
+# then the best run windows of every held-position mask of a suit (``positions.window_table``)
+R_WINDOWS = R_ROUND_BASE + MAX_ROUNDS * ROUND_STRIDE
+N_WINDOW_MASKS = 1 << 14
+R_VEC_LEN = R_WINDOWS + N_WINDOW_MASKS
 
 
 def round_deal_index(round_index: int, n_players: int) -> int:

@@ -28,11 +28,11 @@ from kalooki_sim.agents.compiled import (
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.state import State
-from kalooki_sim.melds.positions import best_windows, pos_type, run_mask
+from kalooki_sim.melds.positions import best_windows, pos_type, run_mask, window_table, windows_of
 from kalooki_sim.rng import rng_key
 from kalooki_sim.rulevec import (
-    R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_PENALTY, R_RUN_MIN_SIZE,
-    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE,
+    N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_PENALTY, R_RUN_MIN_SIZE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, R_WINDOWS,
 )
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american"]
@@ -42,12 +42,20 @@ KNOBS = [{}, {R_ACE_HIGH: 0}, {R_ACE_LOW: 0}, {R_RUN_MIN_SIZE: 3}, {R_RUN_MIN_SI
          {R_SET_MIN_SIZE: 2, R_ACE_HIGH: 0, R_ACE_LOW: 1}]
 
 
-@pytest.mark.parametrize("knobs", KNOBS)
-def test_incremental_shortfall_matches_full(knobs):
+def _caribbean_with(knobs):
+    """Caribbean's rules vector with some slots set (beyond what rule validation allows), its
+    window table rebuilt for the run rules it then has."""
     rv = np.array(load_rules("caribbean").to_vector(), dtype=np.int64)
-    assert rv[R_OPENING_MODE] == 0
     for i, v in knobs.items():
         rv[i] = v
+    rv[R_WINDOWS:] = window_table(rv[R_RUN_MIN_SIZE], 2 - rv[R_ACE_LOW], 13 + rv[R_ACE_HIGH])
+    return rv
+
+
+@pytest.mark.parametrize("knobs", KNOBS)
+def test_incremental_shortfall_matches_full(knobs):
+    rv = _caribbean_with(knobs)
+    assert rv[R_OPENING_MODE] == 0
     rng = np.random.default_rng(3)
     hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
     sfw = np.zeros(_SFW_LEN, dtype=np.int64)
@@ -128,6 +136,45 @@ def test_best_windows_match_a_scan_of_every_window():
         assert some == sum(1 << q for q in range(1, 15) if any(a <= q < a + w for a in starts))
 
 
+@njit
+def _table_lookups(rv, pms, out):
+    for i in range(pms.shape[0]):
+        out[i, 0], out[i, 1], out[i, 2] = windows_of(rv, pms[i])
+
+
+@pytest.mark.parametrize("preset", PRESETS + ["k40+v4"])
+def test_window_table_is_best_windows_of_every_mask(preset):
+    """The rules vector's window table (``windows_of``, what the agent and the engine's pre-test
+    read) holds ``best_windows`` of every mask a suit can have, for the rules' own window length
+    and aces; a mask's ace bits are set only where the rules allow that ace."""
+    r = load_rules(preset)
+    rv = np.ascontiguousarray(r.to_vector(), dtype=np.int64)
+    assert rv.shape == (R_WINDOWS + N_WINDOW_MASKS,)
+    w, lo_min, hi_max = r.run_min_size, 1 if r.ace_low else 2, 14 if r.ace_high else 13
+    pms = np.arange(N_WINDOW_MASKS, dtype=np.int64) << 1
+    out = np.zeros((N_WINDOW_MASKS, 3), dtype=np.int64)
+    _table_lookups(rv, pms, out)
+    allowed = sum(1 << q for q in range(lo_min, hi_max + 1))
+    n_checked = 0
+    for i, pm in enumerate(int(x) for x in pms):
+        if pm & ~allowed:
+            continue
+        assert tuple(out[i]) == tuple(int(x) for x in best_windows(pm, w, lo_min, hi_max)), (preset, bin(pm))
+        n_checked += 1
+    assert n_checked == 1 << (hi_max - lo_min + 1)
+
+
+def test_window_table_follows_the_run_rules():
+    """Two rule sets that differ only in their run rules get different tables (the table is
+    derived from the rules, never shared between them)."""
+    a = load_rules("caribbean").to_vector()
+    b = load_rules("caribbean", run_min_size=3).to_vector()
+    c = load_rules("caribbean", ace_high=False).to_vector()
+    assert not np.array_equal(a[R_WINDOWS:], b[R_WINDOWS:])
+    assert not np.array_equal(a[R_WINDOWS:], c[R_WINDOWS:])
+    assert np.array_equal(a[R_WINDOWS:], window_table(4, 1, 14))
+
+
 def _random_hand(rng, hands):
     hands[:] = 0
     for t in rng.integers(0, L.N_TYPES, size=int(rng.integers(1, 20))):
@@ -137,9 +184,7 @@ def _random_hand(rng, hands):
 
 @pytest.mark.parametrize("knobs", KNOBS + [{R_SET_ALLOW_DUPLICATE_SUIT: 1}, {R_ACE_HIGH: 0, R_ACE_LOW: 0}])
 def test_masked_usefulness_and_discard_pick_match_definitions(knobs):
-    rv = np.array(load_rules("caribbean").to_vector(), dtype=np.int64)
-    for i, v in knobs.items():
-        rv[i] = v
+    rv = _caribbean_with(knobs)
     rng = np.random.default_rng(7)
     hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
     sfw = np.zeros(_SFW_LEN, dtype=np.int64)

@@ -403,7 +403,7 @@ def test_contract_out_of_reach_only_rejects_hands_the_reference_cannot_lay_down(
             continue
         prm = make_params(rv, rnd)
         assert out == (_plain_joker_bound(counts, prm) > counts[52])
-        assert out == _contract_needs_more_jokers(counts, prm)
+        assert out == _contract_needs_more_jokers(counts, prm, rv)
         if out:
             rejected += 1
             assert ref_best_lay_down(rules, hand, round_no) is None, (round_no, " ".join(hand))

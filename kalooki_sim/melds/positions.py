@@ -10,6 +10,7 @@ import numpy as np
 
 from ..bits import highest_bit, lowest_bit
 from ..jit import njit
+from ..rulevec import N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_WINDOWS
 
 
 @njit(_nrt=False)
@@ -92,19 +93,48 @@ def best_windows(pm, w, lo_min, hi_max):
     return w - held, every, some
 
 
+@njit
+def window_table(w, lo_min, hi_max):
+    """``best_windows`` of every held-position mask, for ``Rules.to_vector()`` (``R_WINDOWS``):
+    entry ``pm >> 1`` packs (fewest missing, every, some) as ``b | every << 8 | some << 24``.
+
+    The greedy agent and the engine's contract pre-test ask for a suit's best windows hundreds of
+    times a hand, always with the rules' own window length and ace positions: a lookup in the
+    rules vector every kernel already receives costs a load where the count costs about 30 cycles.
+    A suit's masks use bits 1..14 only, so 2**14 entries cover them all."""
+    out = np.empty(N_WINDOW_MASKS, dtype=np.int64)
+    for i in range(N_WINDOW_MASKS):
+        b, every, some = best_windows(np.int64(i) << 1, w, lo_min, hi_max)
+        out[i] = b | (every << 8) | (some << 24)
+    return out
+
+
 @njit(_nrt=False, inline="always")
-def best_window_covers(hand, s, w, lo_min, hi_max, q0):
+def windows_of(rv, pm):
+    """``best_windows(pm, run_min_size, lo_min, hi_max)`` of the rules ``rv``, from their table."""
+    e = rv[R_WINDOWS + (pm >> 1)]
+    return e & 255, (e >> 8) & 0xFFFF, (e >> 24) & 0xFFFF
+
+
+@njit(_nrt=False, inline="always")
+def suit_mask(hand, s, rv):
+    """``run_mask`` with the ace positions of the rules ``rv``."""
+    return run_mask(hand, s, 1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13)
+
+
+@njit(_nrt=False, inline="always")
+def best_window_covers(hand, s, rv, q0):
     """(``suit_fewest_missing``, does a window attaining it cover position ``q0``?): a card added
     at an empty ``q0`` lowers the suit's fewest missing exactly when one does."""
-    best, _, some = best_windows(run_mask(hand, s, lo_min, hi_max), w, lo_min, hi_max)
+    best, _, some = windows_of(rv, suit_mask(hand, s, rv))
     return best, q0 >= 0 and ((some >> q0) & 1) == 1
 
 
 @njit(_nrt=False, inline="always")
-def suit_fewest_missing(hand, s, w, lo_min, hi_max):
-    """Fewest naturals of suit ``s`` missing from any run of ``w`` positions in ``lo_min..hi_max``
-    (``hand``: counts by card type; 99 if no window fits)."""
-    return best_windows(run_mask(hand, s, lo_min, hi_max), w, lo_min, hi_max)[0]
+def suit_fewest_missing(hand, s, rv):
+    """Fewest naturals of suit ``s`` missing from any run window of the rules ``rv`` (``hand``:
+    counts by card type; 99 if no window fits)."""
+    return windows_of(rv, suit_mask(hand, s, rv))[0]
 
 
 @njit(_nrt=False)
@@ -133,12 +163,11 @@ def sum_smallest4(a0, a1, a2, a3, k):
 
 
 @njit(_nrt=False)
-def fewest_missing_in_runs(hand, n_suits_wanted, w, lo_min, hi_max):
+def fewest_missing_in_runs(hand, n_suits_wanted, rv):
     """Sum over the ``n_suits_wanted`` best suits of ``suit_fewest_missing``.
 
     Used as the run part of a lower bound on the jokers a contract needs (meld search) and of the
     greedy agent's distance to its contract."""
-    return sum_smallest4(suit_fewest_missing(hand, 0, w, lo_min, hi_max),
-                         suit_fewest_missing(hand, 1, w, lo_min, hi_max),
-                         suit_fewest_missing(hand, 2, w, lo_min, hi_max),
-                         suit_fewest_missing(hand, 3, w, lo_min, hi_max), n_suits_wanted)
+    return sum_smallest4(suit_fewest_missing(hand, 0, rv), suit_fewest_missing(hand, 1, rv),
+                         suit_fewest_missing(hand, 2, rv), suit_fewest_missing(hand, 3, rv),
+                         n_suits_wanted)

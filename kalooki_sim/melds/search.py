@@ -689,19 +689,18 @@ def _dfs(t, kmin, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
 
 
 @njit(_nrt=False)
-def _contract_needs_more_jokers(hand, prm):
+def _contract_needs_more_jokers(hand, prm, rv):
     """Does every lay-down meeting the contract need more jokers than ``hand`` holds?
 
     A lower bound on the jokers one needs, against the jokers held: runs: each of the F distinct
     suits needs a run window with at most that many missing naturals; sets: T distinct ranks, a
     rank held only twice needs one joker.  Borrowing and shared naturals only ever need more
     jokers."""
-    return _needs_more_jokers(hand, prm[P_T], prm[P_F], prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX],
-                              prm[P_SET_MIN], prm[P_SET_MIN_NAT])
+    return _needs_more_jokers(hand, prm[P_T], prm[P_F], rv, prm[P_SET_MIN], prm[P_SET_MIN_NAT])
 
 
 @njit(_nrt=False, inline="always")
-def _needs_more_jokers(hand, T, F, w, lo_min, hi_max, smin, snat):
+def _needs_more_jokers(hand, T, F, rv, smin, snat):
     """``_contract_needs_more_jokers`` from the rule values themselves (any integer counts).  The
     sets are counted first: when they alone need more jokers than are held, the runs (four suits'
     windows) need not be looked at."""
@@ -709,7 +708,7 @@ def _needs_more_jokers(hand, T, F, w, lo_min, hi_max, smin, snat):
     sets = _sets_need(hand, T, smin, snat)
     if sets > jk or F == 0:
         return sets > jk
-    return sets + fewest_missing_in_runs(hand, F, w, lo_min, hi_max) > jk
+    return sets + fewest_missing_in_runs(hand, F, rv) > jk
 
 
 @njit(_nrt=False, inline="always")
@@ -739,9 +738,8 @@ def contract_out_of_reach(hand, rv, round_idx):
             or rv[R_CONTRACT_DISTINCT_SET_RANKS] != 1 or rv[R_CONTRACT_DISTINCT_RUN_SUITS] != 1):
         return False
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
-    return _needs_more_jokers(hand, rv[base], rv[base + 1], rv[R_RUN_MIN_SIZE],
-                              1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13,
-                              rv[R_SET_MIN_SIZE], rv[R_SET_MIN_NATURALS])
+    return _needs_more_jokers(hand, rv[base], rv[base + 1], rv, rv[R_SET_MIN_SIZE],
+                              rv[R_SET_MIN_NATURALS])
 
 
 @njit(_nrt=False, inline="always")
@@ -1318,7 +1316,7 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
         wbest[k] = best[k]
     contract = prm[P_CONTRACT] == 1
     if contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1:
-        if _contract_needs_more_jokers(hand, prm):
+        if _contract_needs_more_jokers(hand, prm, rv):
             return -1
     pen = rv[R_PENALTY:R_PENALTY + 53]
     natval = ws[_WS_NATVAL:_WS_POOL]
