@@ -49,8 +49,8 @@ from kalooki_sim.engine.core import _draw_mode, legal_mask
 from kalooki_sim.bits import float_bits, lowest_bit
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
-    best_window_covers, fewest_missing_in_runs, pos_type, run_mask, suit_fewest_missing, sum_smallest4,
-    windows_of,
+    best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, suit_fewest_missing,
+    sum_smallest4, windows_of,
 )
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
@@ -185,7 +185,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
                 bits |= 1 << 1
             if hi_max == 14:
                 bits |= 1 << 14
-            b_ace = windows_of(rv, pm & ~bits)[0]
+            b_ace = fewest_of(rv, pm & ~bits)
         sfw[_SFW_SB_ACE + s] = b_ace
     for i in range(smin + 1):
         sfw[_SFW_HIST + i] = 0
@@ -261,7 +261,7 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
                 if hi_max == 14:
                     bits |= 1 << 14
             pm = pm & ~bits if h + delta == 0 else pm | bits
-            b = windows_of(rv, pm)[0]
+            b = fewest_of(rv, pm)
         else:
             b = sfw[_SFW_SB + s]
         b0 = b if s == 0 else sfw[_SFW_SB]

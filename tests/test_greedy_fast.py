@@ -28,7 +28,9 @@ from kalooki_sim.agents.compiled import (
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.state import State
-from kalooki_sim.melds.positions import best_windows, pos_type, run_mask, window_table, windows_of
+from kalooki_sim.melds.positions import (
+    best_windows, fewest_of, pos_type, run_mask, window_table, windows_of,
+)
 from kalooki_sim.rng import rng_key
 from kalooki_sim.rulevec import (
     N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_PENALTY, R_RUN_MIN_SIZE,
@@ -137,31 +139,43 @@ def test_best_windows_match_a_scan_of_every_window():
 
 
 @njit
-def _table_lookups(rv, pms, out):
-    for i in range(pms.shape[0]):
-        out[i, 0], out[i, 1], out[i, 2] = windows_of(rv, pms[i])
+def _table_mismatches(rv, w, lo_min, hi_max):
+    """(masks whose table entries differ from ``best_windows``, masks checked): every mask with
+    ace bits only where the rules allow them."""
+    bad = 0
+    n = 0
+    for i in range(N_WINDOW_MASKS):
+        pm = np.int64(i) << 1
+        if (lo_min == 2 and (pm >> 1) & 1) or (hi_max == 13 and (pm >> 14) & 1):
+            continue
+        n += 1
+        b, every, some = best_windows(pm, w, lo_min, hi_max)
+        b2, every2, some2 = windows_of(rv, pm)
+        if b2 != b or every2 != every or some2 != some or fewest_of(rv, pm) != b:
+            bad += 1
+    return bad, n
 
 
 @pytest.mark.parametrize("preset", PRESETS + ["k40+v4"])
 def test_window_table_is_best_windows_of_every_mask(preset):
-    """The rules vector's window table (``windows_of``, what the agent and the engine's pre-test
-    read) holds ``best_windows`` of every mask a suit can have, for the rules' own window length
-    and aces; a mask's ace bits are set only where the rules allow that ace."""
+    """The rules vector's window table (``windows_of`` and ``fewest_of``, what the agent, the
+    engine's pre-test and the search read) holds ``best_windows`` of every mask a suit can have,
+    for the rules' own window length and aces."""
     r = load_rules(preset)
     rv = np.ascontiguousarray(r.to_vector(), dtype=np.int64)
     assert rv.shape == (R_WINDOWS + N_WINDOW_MASKS,)
-    w, lo_min, hi_max = r.run_min_size, 1 if r.ace_low else 2, 14 if r.ace_high else 13
-    pms = np.arange(N_WINDOW_MASKS, dtype=np.int64) << 1
-    out = np.zeros((N_WINDOW_MASKS, 3), dtype=np.int64)
-    _table_lookups(rv, pms, out)
-    allowed = sum(1 << q for q in range(lo_min, hi_max + 1))
-    n_checked = 0
-    for i, pm in enumerate(int(x) for x in pms):
-        if pm & ~allowed:
-            continue
-        assert tuple(out[i]) == tuple(int(x) for x in best_windows(pm, w, lo_min, hi_max)), (preset, bin(pm))
-        n_checked += 1
-    assert n_checked == 1 << (hi_max - lo_min + 1)
+    lo_min, hi_max = 1 if r.ace_low else 2, 14 if r.ace_high else 13
+    assert _table_mismatches(rv, r.run_min_size, lo_min, hi_max) == (0, 1 << (hi_max - lo_min + 1))
+
+
+@pytest.mark.parametrize("w", range(2, 16))
+def test_window_table_holds_every_run_length(w):
+    """Every window length and ace choice round-trips through the table, including lengths no
+    window fits (fewest missing 99)."""
+    rv = np.zeros(R_WINDOWS + N_WINDOW_MASKS, dtype=np.int64)
+    for lo_min, hi_max in ((1, 14), (1, 13), (2, 14), (2, 13)):
+        rv[R_WINDOWS:] = window_table(w, lo_min, hi_max)
+        assert _table_mismatches(rv, w, lo_min, hi_max) == (0, 1 << (hi_max - lo_min + 1))
 
 
 def test_window_table_follows_the_run_rules():

@@ -117,6 +117,12 @@ def windows_of(rv, pm):
 
 
 @njit(_nrt=False, inline="always")
+def fewest_of(rv, pm):
+    """``windows_of(rv, pm)[0]``: the fewest missing alone."""
+    return rv[R_WINDOWS + (pm >> 1)] & 255
+
+
+@njit(_nrt=False, inline="always")
 def suit_mask(hand, s, rv):
     """``run_mask`` with the ace positions of the rules ``rv``."""
     return run_mask(hand, s, 1 if rv[R_ACE_LOW] == 1 else 2, 14 if rv[R_ACE_HIGH] == 1 else 13)
@@ -134,7 +140,7 @@ def best_window_covers(hand, s, rv, q0):
 def suit_fewest_missing(hand, s, rv):
     """Fewest naturals of suit ``s`` missing from any run window of the rules ``rv`` (``hand``:
     counts by card type; 99 if no window fits)."""
-    return windows_of(rv, suit_mask(hand, s, rv))[0]
+    return fewest_of(rv, suit_mask(hand, s, rv))
 
 
 @njit(_nrt=False)

@@ -33,7 +33,7 @@ from ..rulevec import (
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_SET_MIN_NATURALS, R_SET_MIN_SIZE, ROUND_STRIDE,
 )
 from .legality import run_max_len
-from .positions import best_windows, fewest_missing_in_runs, pos_type, run_mask
+from .positions import fewest_missing_in_runs, fewest_of, pos_type, run_mask
 
 MAX_MELDS = 12
 REC = 8
@@ -1075,7 +1075,7 @@ def _top_rank_penalty(hand, pen, T, min_nat):
 
 
 @njit(_nrt=False)
-def _run_bounds(hand, pen, prm):
+def _run_bounds(hand, pen, prm, rv):
     """Fill, for the runs-first search's bounds, ``prm[P_RUN_UB + 5 * s + k]``: the most penalty
     k runs in distinct suits among s..3 could hold, and ``prm[P_RUN_JK + 5 * s + k]``: the fewest
     jokers they need (99: not enough suits with a window).  Runs chosen in suits before s leave
@@ -1086,7 +1086,8 @@ def _run_bounds(hand, pen, prm):
     ace counted at most as often as it is held and reached), and k runs hold at most the k
     largest of the suits' mosts.  Borrowed naturals leave a run for a set, whose bound counts
     them already, so this stays an upper bound while the pool shrinks and jokers are spent.  A
-    run needs at least its suit's fewest missing naturals in any window (``best_windows``)."""
+    run needs at least its suit's fewest missing naturals in any window (``fewest_of``, the rules'
+    table of ``best_windows``)."""
     jk = np.int64(hand[52])
     for k in range(5):
         prm[P_RUN_UB + 20 + k] = 0
@@ -1107,7 +1108,7 @@ def _run_bounds(hand, pen, prm):
         for k in range(1, 5):
             prm[row + k] = max(most + prm[row + 5 + k - 1], prm[row + 5 + k])
         # ... and whichever needs fewer jokers (99: not enough suits or windows)
-        gaps = best_windows(pm, prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX])[0]
+        gaps = fewest_of(rv, pm)
         row = P_RUN_JK + 5 * s
         prm[row] = 0
         for k in range(1, 5):
@@ -1338,7 +1339,7 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
             pool[t] = hand[t]
             rem_pen += hand[t] * pen[t]
         pool[52] = 0
-        _run_bounds(hand, pen, prm)
+        _run_bounds(hand, pen, prm, rv)
         prm[P_UB_SETS] = _top_rank_penalty(hand, pen, prm[P_T], prm[P_SET_MIN_NAT])
         dp = ws[_WS_DP:_WS_PICK].reshape((_DP_T + 1, _DP_J + 1))
         pick = ws[_WS_PICK:WS_LEN].reshape((13, _DP_T + 1, _DP_J + 1))
