@@ -903,6 +903,10 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
     if T <= 0:
         _leaf(jk, used, 0, nsets, nruns, depth, ws, stack, rv)
         return
+    if prm[P_SET_MIN] - prm[P_SET_MIN_NAT] <= 1:
+        # (its own pass over the ranks bounds as tightly as the one below would)
+        _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, dp)
+        return
     # quick bound first: the T richest eligible ranks, jokers ignored
     t1 = t2 = t3 = t4 = 0
     n_ok = 0
@@ -928,9 +932,6 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
         top = t1 + (t2 if T > 1 else 0) + (t3 if T > 2 else 0) + (t4 if T > 3 else 0)
         if used + top + jk * prm[P_PJ] <= best[B_USED]:
             return
-    if prm[P_SET_MIN] - prm[P_SET_MIN_NAT] <= 1:
-        _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, dp)
-        return
     # dp[k, b]: best penalty of k picked ranks using b jokers, over ranks 0..r; pick[r, k, b] marks it
     NEG = -(1 << 40)
     for k in range(T + 1):
