@@ -19,7 +19,7 @@ from numba import njit
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
-from kalooki_sim.bits import float_bits, highest_bit, lowest_bit, popcount
+from kalooki_sim.bits import float_bits, highest_bit, lowest_bit, popcount, positive_bits8
 from kalooki_sim.agents.compiled import (
     _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
     _tack_candidates, _tack_may_fit, _usefulness_masked, card_usefulness, choose_action,
@@ -93,6 +93,27 @@ def _bits_of(xs, fs, out):
         out[i, 1] = lowest_bit(xs[i])
         out[i, 2] = highest_bit(xs[i])
         out[i, 3] = float_bits(fs[i])
+
+
+@njit
+def _positive_bits_of(a, out):
+    for i in range(a.shape[0] - 7):
+        out[i] = positive_bits8(a, i)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64])
+def test_positive_bits8_marks_the_positive_counts(dtype):
+    """The word trick for int8 counts (one load, signs cleared) and the plain loads for other
+    types both give bit k for ``a[start + k] > 0``, at every start and for every byte value."""
+    rng = np.random.default_rng(9)
+    lo, hi = (-128, 128) if dtype == np.int8 else (-5, 6)
+    for _ in range(200):
+        a = rng.integers(lo, hi, size=53).astype(dtype)
+        a[rng.random(53) < 0.5] = 0
+        out = np.zeros(46, dtype=np.int64)
+        _positive_bits_of(a, out)
+        for i in range(46):
+            assert out[i] == sum(1 << k for k in range(8) if a[i + k] > 0), (a[i:i + 8], i)
 
 
 def test_bit_intrinsics_match_python():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import highest_bit, lowest_bit
+from ..bits import highest_bit, lowest_bit, positive_bits8
 from ..jit import njit
 from ..rulevec import N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_WINDOWS
 
@@ -25,14 +25,12 @@ def run_mask(hand, s, lo_min, hi_max):
     bit q for position q, an ace at bit 1 when ``lo_min`` is 1 and at bit 14 when ``hi_max`` is 14
     (bits 0 and 15 stay clear)."""
     b = s * 13
-    m = np.int64(0)
-    if hand[b] > 0:
-        if lo_min == 1:
-            m |= 1 << 1
-        if hi_max == 14:
-            m |= 1 << 14
-    for r in range(1, 13):
-        m |= np.int64(1 if hand[b + r] > 0 else 0) << (r + 1)
+    held = positive_bits8(hand, b) | (positive_bits8(hand, b + 5) << 5)   # bit r: rank r held
+    m = (held & 0x1FFE) << 1
+    if lo_min == 1:
+        m |= (held & 1) << 1
+    if hi_max == 14:
+        m |= (held & 1) << 14
     return m
 
 
