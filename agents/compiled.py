@@ -46,7 +46,7 @@ from kalooki_sim.engine.layout import (
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, legal_mask
-from kalooki_sim.bits import float_bits, lowest_bit
+from kalooki_sim.bits import float_bits, lowest_bit, ranks_above
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
     best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, suit_fewest_missing,
@@ -465,18 +465,12 @@ def _closer_with(hands, rv, g, p, round_idx, t):
     s = t // 13
     r = t % 13
     if T > 0:
-        # the set term (sum of the T smallest needs) drops when rank r still needs cards and fewer
-        # than T other ranks need fewer: r's need then sits among the T smallest
-        # (counted without a branch per rank: r itself needs v, not fewer)
-        smin = rv[R_SET_MIN_SIZE]
-        v = max(smin - (hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]), 0)
-        if v > 0:
-            k = 0
-            for r2 in range(13):
-                c = hands[g, p, r2] + hands[g, p, 13 + r2] + hands[g, p, 26 + r2] + hands[g, p, 39 + r2]
-                k += 1 if max(smin - c, 0) < v else 0
-            if k < T:
-                return True
+        # the set term (sum of the T smallest needs) drops when rank r still needs cards
+        # (holds fewer than set_min_size) and fewer than T other ranks need fewer: r's need then
+        # sits among the T smallest.  A rank needs fewer exactly when it holds more naturals
+        c_r = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+        if c_r < rv[R_SET_MIN_SIZE] and ranks_above(hands[g, p], c_r) < T:
+            return True
     if F > 0 and hands[g, p, t] == 0:
         if r != 0:
             # t fills one position: suit s's best drops (by one) exactly when a window attaining

@@ -6,16 +6,21 @@ numba has none of these; they are the LLVM intrinsics, which the CPU answers in 
 each (``popcnt``, ``tzcnt``, ``lzcnt``) instead of a loop of shifts and tests.  ``float_bits``
 reinterprets a float's bits, so a non-negative float can join an integer sort key.
 ``positive_bits8`` answers "which of these eight counts are positive" for a hand of int8 counts
-with one 8-byte load and a few word operations instead of eight loads and compares.
+with one 8-byte load and a few word operations instead of eight loads and compares; ``ranks_above``
+counts the ranks holding more than c naturals with eight loads instead of 52.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["popcount", "lowest_bit", "highest_bit", "float_bits", "positive_bits8"]
+from .jit import njit
+
+__all__ = ["popcount", "lowest_bit", "highest_bit", "float_bits", "positive_bits8", "word8",
+           "ranks_above"]
 
 _I1_FALSE = ir.Constant(ir.IntType(1), 0)
 
@@ -103,3 +108,43 @@ def positive_bits8(typingctx, arr, start):
         return out
 
     return sig, codegen
+
+
+def _load_word(builder, context, arr_type, arr, start, start_type):
+    a = context.make_array(arr_type)(context, builder, arr)
+    p = builder.gep(a.data, [context.cast(builder, start, start_type, types.intp)])
+    return builder.load(builder.bitcast(p, ir.IntType(64).as_pointer()), align=1)
+
+
+@intrinsic
+def word8(typingctx, arr, start):
+    """``arr[start:start + 8]`` of an int8 C array as one little-endian int64 (byte k =
+    ``arr[start + k]``; the array must hold ``start + 7``; compiled code only)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+            and arr.dtype == types.int8 and isinstance(start, types.Integer)):
+        return None
+    sig = types.int64(arr, start)
+
+    def codegen(context, builder, signature, args):
+        return _load_word(builder, context, signature.args[0], args[0], args[1], signature.args[1])
+
+    return sig, codegen
+
+
+_BYTE_TOPS = np.int64(-0x7F7F7F7F7F7F7F80)          # 0x8080808080808080: each byte's top bit
+_BYTE_TOPS_HI5 = np.int64(-0x7F7F7F7F80000000)      # ... of bytes 3..7 only
+
+
+@njit(_nrt=False, inline="always")
+def ranks_above(hand, c):
+    """How many ranks hold more than ``c`` (0..127) naturals in ``hand`` (int8 counts by card type,
+    each 0..31, suit-major as ``cards``).
+
+    The words of ranks 0..7 and 5..12 of the four suits are added bytewise (at most 124 a byte,
+    so no byte carries into the next); adding ``127 - c`` to every byte sets its top bit exactly
+    when its rank holds more than ``c``, and popcounts count those bytes (ranks 8..12 from the
+    second word)."""
+    lo = word8(hand, 0) + word8(hand, 13) + word8(hand, 26) + word8(hand, 39)
+    hi = word8(hand, 5) + word8(hand, 18) + word8(hand, 31) + word8(hand, 44)
+    add = (127 - np.int64(c)) * 0x0101010101010101
+    return popcount((lo + add) & _BYTE_TOPS) + popcount((hi + add) & _BYTE_TOPS_HI5)

@@ -19,7 +19,7 @@ from numba import njit
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
-from kalooki_sim.bits import float_bits, highest_bit, lowest_bit, popcount, positive_bits8
+from kalooki_sim.bits import float_bits, highest_bit, lowest_bit, popcount, positive_bits8, ranks_above
 from kalooki_sim.agents.compiled import (
     _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
     _tack_candidates, _tack_may_fit, _usefulness_masked, card_usefulness, choose_action,
@@ -114,6 +114,31 @@ def test_positive_bits8_marks_the_positive_counts(dtype):
         _positive_bits_of(a, out)
         for i in range(46):
             assert out[i] == sum(1 << k for k in range(8) if a[i + k] > 0), (a[i:i + 8], i)
+
+
+@njit
+def _ranks_above_of(hands, cs, out):
+    for i in range(hands.shape[0]):
+        out[i] = ranks_above(hands[i], cs[i])
+
+
+def test_ranks_above_counts_ranks_holding_more():
+    """The bytewise count of ranks with more than c naturals equals the count rank by rank, for
+    counts up to 31 a card type (what it promises) and every c the counts make interesting."""
+    rng = np.random.default_rng(13)
+    n = 4000
+    hands = np.zeros((n, L.N_TYPES), dtype=np.int8)
+    for i in range(n):
+        top = [1, 2, 3, 31][i % 4]
+        hands[i, :52] = rng.integers(0, top + 1, size=52) * (rng.random(52) < 0.4)
+        hands[i, 52] = rng.integers(0, 100)          # jokers are not a rank
+    cs = rng.integers(0, 14, size=n)
+    cs[::5] = 0
+    out = np.zeros(n, dtype=np.int64)
+    _ranks_above_of(hands, cs, out)
+    for i in range(n):
+        counts = [int(hands[i, r]) + hands[i, 13 + r] + hands[i, 26 + r] + hands[i, 39 + r] for r in range(13)]
+        assert out[i] == sum(c > cs[i] for c in counts), (hands[i], cs[i])
 
 
 def test_bit_intrinsics_match_python():
