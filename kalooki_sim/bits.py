@@ -73,6 +73,12 @@ _BYTE_LOW_BITS = 0x0101010101010101
 _GATHER_BYTE_BITS = 0x0102040810204080   # bit 0 of byte k -> bit 56 + k of the product
 
 
+def _element_pointer(builder, context, arr_type, arr, start, start_type):
+    """Address of ``arr[start]`` (a C-contiguous 1-D array) in an intrinsic's code."""
+    a = context.make_array(arr_type)(context, builder, arr)
+    return builder.gep(a.data, [context.cast(builder, start, start_type, types.intp)])
+
+
 @intrinsic
 def positive_bits8(typingctx, arr, start):
     """Bit k set when ``arr[start + k] > 0``, k = 0..7 (``arr``: a C-contiguous 1-D integer array
@@ -88,9 +94,7 @@ def positive_bits8(typingctx, arr, start):
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
-        a = context.make_array(signature.args[0])(context, builder, args[0])
-        i = context.cast(builder, args[1], signature.args[1], types.intp)
-        p = builder.gep(a.data, [i])
+        p = _element_pointer(builder, context, signature.args[0], args[0], args[1], signature.args[1])
         if signature.args[0].dtype == types.int8:
             x = builder.load(builder.bitcast(p, i64.as_pointer()), align=1)
             nz = builder.and_(x, ir.Constant(i64, 0x7F7F7F7F7F7F7F7F))
@@ -110,12 +114,6 @@ def positive_bits8(typingctx, arr, start):
     return sig, codegen
 
 
-def _load_word(builder, context, arr_type, arr, start, start_type):
-    a = context.make_array(arr_type)(context, builder, arr)
-    p = builder.gep(a.data, [context.cast(builder, start, start_type, types.intp)])
-    return builder.load(builder.bitcast(p, ir.IntType(64).as_pointer()), align=1)
-
-
 @intrinsic
 def word8(typingctx, arr, start):
     """``arr[start:start + 8]`` of an int8 C array as one little-endian int64 (byte k =
@@ -126,7 +124,8 @@ def word8(typingctx, arr, start):
     sig = types.int64(arr, start)
 
     def codegen(context, builder, signature, args):
-        return _load_word(builder, context, signature.args[0], args[0], args[1], signature.args[1])
+        p = _element_pointer(builder, context, signature.args[0], args[0], args[1], signature.args[1])
+        return builder.load(builder.bitcast(p, ir.IntType(64).as_pointer()), align=1)
 
     return sig, codegen
 
