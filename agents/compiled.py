@@ -46,7 +46,9 @@ from kalooki_sim.engine.layout import (
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, legal_mask
-from kalooki_sim.bits import float_bits, lowest_bit, ranks_above
+from kalooki_sim.bits import (
+    float_bits, lowest_bit, rank_count_of, rank_count_words, ranks_above, ranks_above_words,
+)
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
     best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, suit_fewest_missing,
@@ -134,8 +136,7 @@ _SFW_RUN_DROP = _SFW_RUN_SAME + 1    # run term when suit s's best grows by one 
 _SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses one (c = 1..smin;
                                      # c = smin + 1 stands for "more than smin": unchanged)
 # ``_discard_pick``'s own part:
-_SFW_SUITS = _SFW_SET_MINUS + _SFW_HMAX  # suits held per rank (13)
-_SFW_SB_ACE = _SFW_SUITS + 13            # per suit: fewest missing once an ace leaves (4)
+_SFW_SB_ACE = _SFW_SET_MINUS + _SFW_HMAX  # per suit: fewest missing once an ace leaves (4)
 _SFW_U_RANK = _SFW_SB_ACE + 4            # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
 _SFW_U_GAPW = _SFW_U_RANK + 21           # ... for this gap weight (float bits + 1; 0: none yet)
 _SFW_LEN = _SFW_U_GAPW + 1
@@ -187,12 +188,17 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
                 bits |= 1 << 14
             b_ace = fewest_of(rv, pm & ~bits)
         sfw[_SFW_SB_ACE + s] = b_ace
-    for i in range(smin + 1):
-        sfw[_SFW_HIST + i] = 0
+    # naturals per rank, and ranks per set need (need 0: held smin times or more; smin: not
+    # held), bytewise (``bits.rank_count_words``): a rank-by-rank count with a histogram
+    # increment per rank chained its loads and stores
+    lo, hi = rank_count_words(hand)
     for r in range(13):
-        c = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
-        sfw[_SFW_RC + r] = c
-        sfw[_SFW_HIST + max(smin - c, 0)] += 1
+        sfw[_SFW_RC + r] = rank_count_of(lo, hi, r)
+    fewer = np.int64(0)                      # ranks holding at least smin - need + 1
+    for need in range(smin + 1):
+        at_least = 13 if need == smin else ranks_above_words(lo, hi, smin - need - 1)
+        sfw[_SFW_HIST + need] = at_least - fewer
+        fewer = at_least
     total = -np.int64(hand[JOKER])
     for s in range(4):
         sfw[_SFW_RUN_DROP + s] = 0
@@ -531,6 +537,12 @@ def _usefulness_ranks(gapw, sfw):
     sfw[_SFW_U_GAPW] = key
 
 
+@njit(_nrt=False, inline="always")
+def _held_ranks(hand, sfw, s):
+    """Bit r set for each rank r of suit ``s`` in ``hand``, from its run positions in ``sfw``."""
+    return ((sfw[_SFW_PM + s] >> 1) & 0x1FFE) | (1 if hand[13 * s] > 0 else 0)
+
+
 @njit(_nrt=False)
 def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     """The two naturals greedy would discard first, ``(best, runner_up)`` (-1 where none), legal
@@ -554,10 +566,13 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     if not fast:                     # (``_sf_prepare`` stored them)
         for s in range(4):
             sfw[_SFW_PM + s] = run_mask(hand, s, 2 - ace_low, 13 + ace_high)
+    # the ranks held in each suit (the run positions 2..13 are ranks 1..12): the cards to visit,
+    # and per rank the suits holding it (usefulness), four bit tests instead of four loads
+    held0 = _held_ranks(hand, sfw, 0)
+    held1 = _held_ranks(hand, sfw, 1)
+    held2 = _held_ranks(hand, sfw, 2)
+    held3 = _held_ranks(hand, sfw, 3)
     if use_u:
-        for r in range(13):
-            sfw[_SFW_SUITS + r] = ((1 if hand[r] > 0 else 0) + (1 if hand[13 + r] > 0 else 0)
-                                   + (1 if hand[26 + r] > 0 else 0) + (1 if hand[39 + r] > 0 else 0))
         _usefulness_ranks(gapw, sfw)
     smin1 = rv[R_SET_MIN_SIZE] + 1
     F = rv[R_ROUND_BASE + rnd * ROUND_STRIDE + 6]
@@ -578,9 +593,8 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
                                         sfw[_SFW_SB_ACE + 1] if s == 1 else sfw[_SFW_SB + 1],
                                         sfw[_SFW_SB_ACE + 2] if s == 2 else sfw[_SFW_SB + 2],
                                         sfw[_SFW_SB_ACE + 3] if s == 3 else sfw[_SFW_SB + 3], F)
-        # the ranks held in suit s (the run positions 2..13 are ranks 1..12), lowest first
-        held = ((pm >> 1) & 0x1FFE) | (1 if hand[13 * s] > 0 else 0)
-        while held != 0:
+        held = held0 if s == 0 else held1 if s == 1 else held2 if s == 2 else held3
+        while held != 0:                     # (lowest rank first)
             r = lowest_bit(held)
             held &= held - 1
             t = 13 * s + r
@@ -595,8 +609,9 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
                 sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
             u_rank = np.int64(0)
             if use_u:
-                n_one, n_gap = _usefulness_counts(r, h, 1, sfw[_SFW_SUITS + r], pm, ace_low, ace_high,
-                                                  dup)
+                suits = (((held0 >> r) & 1) + ((held1 >> r) & 1) + ((held2 >> r) & 1)
+                         + ((held3 >> r) & 1))
+                n_one, n_gap = _usefulness_counts(r, h, 1, suits, pm, ace_low, ace_high, dup)
                 u_rank = sfw[_SFW_U_RANK + 3 * n_one + n_gap]
             key = ((sf + 2048) << 48) | (u_rank << 40) | ((1023 - rv[R_PENALTY + t]) << 8) | t
             second = min(second, max(best, key))

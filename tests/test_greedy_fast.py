@@ -19,7 +19,9 @@ from numba import njit
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
-from kalooki_sim.bits import float_bits, highest_bit, lowest_bit, popcount, positive_bits8, ranks_above
+from kalooki_sim.bits import (
+    float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words, ranks_above,
+)
 from kalooki_sim.agents.compiled import (
     _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
     _tack_candidates, _tack_may_fit, _usefulness_masked, card_usefulness, choose_action,
@@ -117,14 +119,18 @@ def test_positive_bits8_marks_the_positive_counts(dtype):
 
 
 @njit
-def _ranks_above_of(hands, cs, out):
+def _ranks_above_of(hands, cs, out, counts):
     for i in range(hands.shape[0]):
         out[i] = ranks_above(hands[i], cs[i])
+        lo, hi = rank_count_words(hands[i])
+        for r in range(13):
+            counts[i, r] = rank_count_of(lo, hi, r)
 
 
 def test_ranks_above_counts_ranks_holding_more():
     """The bytewise count of ranks with more than c naturals equals the count rank by rank, for
-    counts up to 31 a card type (what it promises) and every c the counts make interesting."""
+    counts up to 31 a card type (what it promises) and every c the counts make interesting; the
+    bytewise counts of every rank are the sums of its four suits."""
     rng = np.random.default_rng(13)
     n = 4000
     hands = np.zeros((n, L.N_TYPES), dtype=np.int8)
@@ -135,10 +141,12 @@ def test_ranks_above_counts_ranks_holding_more():
     cs = rng.integers(0, 14, size=n)
     cs[::5] = 0
     out = np.zeros(n, dtype=np.int64)
-    _ranks_above_of(hands, cs, out)
+    got = np.zeros((n, 13), dtype=np.int64)
+    _ranks_above_of(hands, cs, out, got)
     for i in range(n):
         counts = [int(hands[i, r]) + hands[i, 13 + r] + hands[i, 26 + r] + hands[i, 39 + r] for r in range(13)]
         assert out[i] == sum(c > cs[i] for c in counts), (hands[i], cs[i])
+        assert list(got[i]) == counts, hands[i]
 
 
 def test_bit_intrinsics_match_python():
