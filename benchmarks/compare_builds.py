@@ -80,12 +80,13 @@ def worker(args) -> None:
     rules = load_rules(args.preset)
     ids = ["greedy"] * 4
     simulate(rules, 4, ids, None, 64, 1, mode="hands", first_game_id=10**9)   # compiled (or loaded)
-    rates = [0.0]                            # (--runs 0: compile only)
+    rates = []
     for i in range(args.runs):
         t0 = time.perf_counter()
         simulate(rules, 4, ids, None, args.hands, 1 + i, mode="hands")
         rates.append(args.hands / (time.perf_counter() - t0))
-    print(json.dumps({"median": statistics.median(rates[1:] or rates)}))
+    # (--runs 0 only compiles)
+    print(json.dumps({"median": statistics.median(rates) if rates else None}))
 
 
 def _spawn(tree: Path, core: int, args, runs: int | None = None) -> subprocess.Popen:
@@ -142,9 +143,10 @@ def main() -> None:
                 if p.poll() is None:
                     p.kill()
         ratios.append(b / a)
-        print(json.dumps({"bench": "compare_builds", "round": r, "preset": args.preset,
-                          "a": args.rev_a, "b": args.rev_b, "hands_per_s_a": round(a),
-                          "hands_per_s_b": round(b), "ratio_b_over_a": round(b / a, 4)}), flush=True)
+        row = {"bench": "compare_builds", "round": r, "preset": args.preset, "a": args.rev_a,
+               "b": args.rev_b, "hands_per_s_a": round(a), "hands_per_s_b": round(b),
+               "ratio_b_over_a": round(b / a, 4)}
+        print(json.dumps(row), flush=True)
     n = len(ratios)
     mean = statistics.fmean(ratios)
     half = _T95[min(n - 1, len(_T95)) - 1] * statistics.stdev(ratios) / math.sqrt(n)
