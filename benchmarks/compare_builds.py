@@ -98,11 +98,20 @@ def _spawn(tree: Path, core: int, args, runs: int | None = None) -> subprocess.P
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
 
 
-def _median_of(proc: subprocess.Popen) -> float:
-    out, _ = proc.communicate()
-    if proc.returncode != 0:
-        sys.exit(f"compare_builds: a worker failed (exit {proc.returncode})")
-    return json.loads(out.strip().splitlines()[-1])["median"]
+def _medians(procs: list[subprocess.Popen]) -> list:
+    """Each worker's median hands/s; if one fails, the others are stopped, not left running."""
+    try:
+        out = []
+        for proc in procs:
+            text, _ = proc.communicate()
+            if proc.returncode != 0:
+                sys.exit(f"compare_builds: a worker failed (exit {proc.returncode})")
+            out.append(json.loads(text.strip().splitlines()[-1])["median"])
+        return out
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
 
 
 def main() -> None:
@@ -129,19 +138,11 @@ def main() -> None:
         sys.exit("compare_builds: needs two cores (it runs the builds side by side)")
     trees = [build_tree(args.rev_a), build_tree(args.rev_b)]
     # compile (or load) both builds first, so that no round times one build while the other compiles
-    warm = [_spawn(t, c, args, runs=0) for t, c in zip(trees, cores)]
-    for p in warm:
-        _median_of(p)
+    _medians([_spawn(t, c, args, runs=0) for t, c in zip(trees, cores)])
     ratios = []
     for r in range(args.rounds):
         ca, cb = (cores[0], cores[1]) if r % 2 == 0 else (cores[1], cores[0])
-        pa, pb = _spawn(trees[0], ca, args), _spawn(trees[1], cb, args)
-        try:
-            a, b = _median_of(pa), _median_of(pb)
-        finally:
-            for p in (pa, pb):
-                if p.poll() is None:
-                    p.kill()
+        a, b = _medians([_spawn(trees[0], ca, args), _spawn(trees[1], cb, args)])
         ratios.append(b / a)
         row = {"bench": "compare_builds", "round": r, "preset": args.preset, "a": args.rev_a,
                "b": args.rev_b, "hands_per_s_a": round(a), "hands_per_s_b": round(b),
