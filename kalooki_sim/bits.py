@@ -7,7 +7,9 @@ each (``popcnt``, ``tzcnt``, ``lzcnt``) instead of a loop of shifts and tests.  
 reinterprets a float's bits, so a non-negative float can join an integer sort key.
 ``positive_bits8`` answers "which of these eight counts are positive" for a hand of int8 counts
 with one 8-byte load and a few word operations instead of eight loads and compares; ``ranks_above``
-counts the ranks holding more than c naturals with eight loads instead of 52.
+counts the ranks holding more than c naturals with eight loads instead of 52.  The naturals per
+rank, packed a byte per rank into two words (``rank_count_words``), are added, subtracted
+(``spread_bits8``) and compared (``rank_tops_above``) thirteen ranks at a time.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .jit import njit
 
 __all__ = ["popcount", "lowest_bit", "highest_bit", "float_bits", "positive_bits8", "word8",
-           "rank_count_words", "rank_count_of", "ranks_above_words", "ranks_above"]
+           "rank_count_words", "rank_count_of", "rank_tops_above", "ranks_above_words",
+           "ranks_above_masked", "ranks_above", "spread_bits8"]
 
 _I1_FALSE = ir.Constant(ir.IntType(1), 0)
 
@@ -134,15 +137,39 @@ _BYTE_TOPS = np.int64(-0x7F7F7F7F7F7F7F80)          # 0x8080808080808080: each b
 _BYTE_TOPS_HI5 = np.int64(-0x7F7F7F7F80000000)      # ... of bytes 3..7 only
 
 
-@njit(_nrt=False, inline="always")
 def rank_count_words(hand):
-    """The naturals of each rank of ``hand`` (int8 counts by card type, each 0..31, suit-major as
+    """The naturals of each rank of ``hand`` (counts by card type, each 0..31, suit-major as
     ``cards``) as bytes of two words: rank r in byte r of the first (r < 8) and in byte r - 5 of
-    the second (r >= 5).  The four suits' words are added bytewise: at most 124 a byte, so no
-    byte carries into the next."""
-    lo = word8(hand, 0) + word8(hand, 13) + word8(hand, 26) + word8(hand, 39)
-    hi = word8(hand, 5) + word8(hand, 18) + word8(hand, 31) + word8(hand, 44)
-    return lo, hi
+    the second (r >= 5); compiled code only.
+
+    int8 counts (the engine's hands) are eight word loads, the four suits' words added bytewise
+    (at most 124 a byte, so no byte carries into the next); counts of other types (the search's
+    int64 hands) are summed rank by rank."""
+    raise NotImplementedError("rank_count_words is for compiled code")
+
+
+@overload(rank_count_words, inline="always")
+def _rank_count_words(hand):
+    if not (isinstance(hand, types.Array) and isinstance(hand.dtype, types.Integer)):
+        return None
+    if hand.dtype == types.int8 and hand.ndim == 1 and hand.layout == "C":
+        def words(hand):
+            lo = word8(hand, 0) + word8(hand, 13) + word8(hand, 26) + word8(hand, 39)
+            hi = word8(hand, 5) + word8(hand, 18) + word8(hand, 31) + word8(hand, 44)
+            return lo, hi
+        return words
+
+    def sums(hand):
+        lo = np.int64(0)
+        hi = np.int64(0)
+        for r in range(13):
+            c = np.int64(hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r])
+            if r < 8:
+                lo |= c << (8 * r)
+            if r >= 5:
+                hi |= c << (8 * (r - 5))
+        return lo, hi
+    return sums
 
 
 @njit(_nrt=False, inline="always")
@@ -152,12 +179,27 @@ def rank_count_of(lo, hi, r):
 
 
 @njit(_nrt=False, inline="always")
-def ranks_above_words(lo, hi, c):
-    """How many ranks of ``rank_count_words`` hold more than ``c`` (0..127) naturals: adding
-    ``127 - c`` to every byte sets its top bit exactly when its rank holds more than ``c``, and
-    popcounts count those bytes (ranks 8..12 from the second word)."""
+def rank_tops_above(lo, hi, c):
+    """The ranks of ``rank_count_words`` holding more than ``c`` (0..127) naturals, as the top
+    bits of their bytes in two masks (ranks 0..7, ranks 8..12 in bytes 3..7): adding ``127 - c``
+    to every byte sets its top bit exactly when its rank holds more than ``c``."""
     add = (127 - np.int64(c)) * 0x0101010101010101
-    return popcount((lo + add) & _BYTE_TOPS) + popcount((hi + add) & _BYTE_TOPS_HI5)
+    return (lo + add) & _BYTE_TOPS, (hi + add) & _BYTE_TOPS_HI5
+
+
+@njit(_nrt=False, inline="always")
+def ranks_above_words(lo, hi, c):
+    """How many ranks of ``rank_count_words`` hold more than ``c`` (0..127) naturals."""
+    tops_lo, tops_hi = rank_tops_above(lo, hi, c)
+    return popcount(tops_lo) + popcount(tops_hi)
+
+
+@njit(_nrt=False, inline="always")
+def ranks_above_masked(lo, hi, c, tops_lo, tops_hi):
+    """``ranks_above_words`` over the ranks in the masks ``tops_lo``/``tops_hi``
+    (``rank_tops_above``' form)."""
+    above_lo, above_hi = rank_tops_above(lo, hi, c)
+    return popcount(above_lo & tops_lo) + popcount(above_hi & tops_hi)
 
 
 @njit(_nrt=False, inline="always")
@@ -166,3 +208,18 @@ def ranks_above(hand, c):
     each 0..31, suit-major as ``cards``), from eight word loads instead of 52 element loads."""
     lo, hi = rank_count_words(hand)
     return ranks_above_words(lo, hi, c)
+
+
+_SPREAD_BITS7 = np.int64(0x0040201008040201)       # bit k of byte k, k < 7
+_LOW7 = np.int64(0x7F7F7F7F7F7F7F7F)
+
+
+@njit(_nrt=False, inline="always")
+def spread_bits8(x):
+    """Bit k of ``x`` (0..255) as byte k (0 or 1) of a word, to add or subtract bytewise: the
+    multiply copies bits 0..6 into every byte, the mask keeps bit k in byte k, adding 127 carries
+    it to the byte's top bit and the shift brings that to its bit 0; bit 7 is moved on its own
+    (every intermediate value stays below 2**63: a copy of bit 7 into the sign bit let LLVM fold
+    it away in a loop)."""
+    t = ((x & 0x7F) * 0x0101010101010101) & _SPREAD_BITS7
+    return (((t + _LOW7) >> 7) & 0x0101010101010101) | (((x >> 7) & 1) << 56)

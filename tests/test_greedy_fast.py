@@ -21,6 +21,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
 from kalooki_sim.bits import (
     float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words, ranks_above,
+    ranks_above_masked, spread_bits8,
 )
 from kalooki_sim.agents.compiled import (
     _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
@@ -119,12 +120,22 @@ def test_positive_bits8_marks_the_positive_counts(dtype):
 
 
 @njit
-def _ranks_above_of(hands, cs, out, counts):
+def _ranks_above_of(hands, cs, ranks, out, counts):
     for i in range(hands.shape[0]):
-        out[i] = ranks_above(hands[i], cs[i])
+        out[i, 0] = ranks_above(hands[i], cs[i])
         lo, hi = rank_count_words(hands[i])
         for r in range(13):
             counts[i, r] = rank_count_of(lo, hi, r)
+        # the same count over the ranks of the bit set ``ranks[i]`` only (their bytes' top bits)
+        tops_lo = np.int64(0)
+        tops_hi = np.int64(0)
+        for r in range(13):
+            if (ranks[i] >> r) & 1:
+                if r < 8:
+                    tops_lo |= np.int64(0x80) << (8 * r)
+                else:
+                    tops_hi |= np.int64(0x80) << (8 * (r - 5))
+        out[i, 1] = ranks_above_masked(lo, hi, cs[i], tops_lo, tops_hi)
 
 
 def test_ranks_above_counts_ranks_holding_more():
@@ -140,13 +151,35 @@ def test_ranks_above_counts_ranks_holding_more():
         hands[i, 52] = rng.integers(0, 100)          # jokers are not a rank
     cs = rng.integers(0, 14, size=n)
     cs[::5] = 0
-    out = np.zeros(n, dtype=np.int64)
+    ranks = rng.integers(0, 1 << 13, size=n)
+    ranks[::7] = (1 << 13) - 1
+    out = np.zeros((n, 2), dtype=np.int64)
     got = np.zeros((n, 13), dtype=np.int64)
-    _ranks_above_of(hands, cs, out, got)
+    _ranks_above_of(hands, cs, ranks, out, got)
     for i in range(n):
         counts = [int(hands[i, r]) + hands[i, 13 + r] + hands[i, 26 + r] + hands[i, 39 + r] for r in range(13)]
-        assert out[i] == sum(c > cs[i] for c in counts), (hands[i], cs[i])
+        assert out[i, 0] == sum(c > cs[i] for c in counts), (hands[i], cs[i])
+        assert out[i, 1] == sum(c > cs[i] for r, c in enumerate(counts) if (ranks[i] >> r) & 1), (hands[i], cs[i])
         assert list(got[i]) == counts, hands[i]
+
+
+@njit
+def _spread_of(xs, out):
+    for i in range(xs.shape[0]):
+        out[i] = spread_bits8(xs[i])
+
+
+def test_spread_bits8_puts_bit_k_in_byte_k():
+    """Every byte value, in a loop (where LLVM once folded the sign bit away) and one by one."""
+    xs = np.arange(256, dtype=np.int64)
+    out = np.zeros(256, dtype=np.int64)
+    _spread_of(xs, out)
+    for x in range(256):
+        want = sum(((x >> k) & 1) << (8 * k) for k in range(8))
+        assert int(out[x]) == want, (x, hex(int(out[x])))
+        one = np.zeros(1, dtype=np.int64)
+        _spread_of(xs[x:x + 1], one)
+        assert int(one[0]) == want, x
 
 
 def test_bit_intrinsics_match_python():

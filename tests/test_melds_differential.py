@@ -287,8 +287,7 @@ def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_dow
         prm = make_params(rv, round_no - 1)
         if _plain_joker_bound(counts, prm) > counts[52]:
             continue
-        rc = np.array([counts[r::13][:4].sum() for r in range(13)], dtype=np.int64)
-        if not _runs_then_sets_fit(counts, prm, rc, np.int64(0), np.int64(0), np.int64(counts[52])):
+        if not _runs_then_sets_fit(counts, prm, np.int64(counts[52])):
             rejected += 1
             assert ref_best_lay_down(rules, hand, round_no) is None, (round_no, " ".join(hand))
     assert rejected >= 50, rejected
@@ -367,8 +366,7 @@ def test_mixed_contract_precheck_equals_its_plain_enumeration(overrides):
         counts = counts_of(random_test_hand(rules, rng, round_no)).astype(np.int64)
         jokers = min(int(counts[52]), 2)
         prm = make_params(rv, round_no - 1)
-        rc = np.array([counts[r::13][:4].sum() for r in range(13)], dtype=np.int64)
-        got = bool(_runs_then_sets_fit(counts, prm, rc, np.int64(0), np.int64(0), np.int64(jokers)))
+        got = bool(_runs_then_sets_fit(counts, prm, np.int64(jokers)))
         want = _plain_runs_then_sets_fit(counts, prm[P_T], prm[P_F], prm[P_SET_MIN], prm[P_SET_MIN_NAT],
                                          prm[P_RUN_MIN], prm[P_LO_MIN], prm[P_HI_MAX], jokers)
         assert got == want, (round_no, jokers, counts.tolist())

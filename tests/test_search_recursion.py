@@ -14,7 +14,7 @@ import pytest
 from numba.core import types
 
 from kalooki_sim.melds import best_lay_down
-from kalooki_sim.melds.search import _dfs, _runs_first, _runs_then_sets_fit
+from kalooki_sim.melds.search import _dfs, _fit_from, _runs_first
 
 
 def _cached_signatures(dispatcher):
@@ -43,7 +43,7 @@ def test_one_plain_overload(kernel):
 def test_runs_and_sets_precheck_has_no_literal_overload():
     """The pre-check is recursive too; callers that pass arrays of other layouts may add plain
     overloads (each recursing into itself), but never one typed with a literal."""
-    sigs = _cached_signatures(_runs_then_sets_fit)
+    sigs = _cached_signatures(_fit_from)
     assert sigs
     for sig in sigs:
         assert not [t for t in sig if isinstance(t, types.Literal)], sig

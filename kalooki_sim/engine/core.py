@@ -83,6 +83,7 @@ from ..rulevec import (
     R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN, R_KALOOKI_EXEMPT_FROM_OPENING_MIN, R_DEALER_MAY_SWAP_UPCARD,
     R_JOKER_SET_MELD_VALUE, R_MELD_VALUE, R_OPENING_COUNTS_LAYOFFS,
 )
+from ..views import c_view
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
     A_PASS, A_SETSWAP, A_TACK, DECK_MAX, E_LAYOFF_LIMIT, E_MUST_PLACE, E_NOT_USABLE, EV_KALOOKI,
@@ -501,8 +502,8 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     if want != JOKER and t_rem < 0 and (t_add == want or t_add < 0):
         if not could_join_new_meld(hands, rv, g, p, want, 0 if t_add == want else 1):
             return False
-    work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
-    out = work[W_OUT:W_BEST].reshape((PLAN_MELDS, PLAN_REC))
+    work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
+    out = c_view(work[W_OUT:W_BEST], (PLAN_MELDS, PLAN_REC))
     if _memo_holds(hands, g, p, t_add, t_rem, laid, gs[g, G_ROUND], work):
         # the same question again (greedy's table takes ask it after the take's own check did)
         nm = work[W_MEMO_NM]
@@ -579,7 +580,7 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     gs[g, G_PLAN_DEBT] = 0
     if not laid and contract_out_of_reach(hands[g, p], rv, gs[g, G_ROUND]):
         return          # the search's first test, without its set-up (most draws end here)
-    work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+    work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
     hand = work[W_HAND:W_OUT]                           # on a memo hit it holds this hand
     nm = _memo_plan(hands, plan, g, p, laid, gs[g, G_ROUND], work)
     if nm == -2:
@@ -614,7 +615,7 @@ def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     p = gs[g, G_ACTIVE]
     if (plan_n[g, 0, 0] < 0 and ps[g, p, PS_LAID] == 0 and rv[R_OPENING_COUNTS_LAYOFFS] == 1
             and rv[R_OPENING_MODE] == 1):
-        work = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)     # search scratch (layout W_*)
+        work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
         work[W_MEMO_OK] = 0
         hand = work[W_HAND:W_OUT]
         for t in range(N_TYPES):
@@ -1530,7 +1531,7 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a):
         m = (a - A_SETTAKE) // 4
     nm = gs[g, G_N_MELDS]
     m2 = nm if nm < M_MAX else m                         # the row a split fills
-    buf = plan[g, 0, PLAN_MELDS:].reshape(W_FLAT)[W_MANIP:W_LEN]   # engine scratch (W_*)
+    buf = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))[W_MANIP:W_LEN]   # engine scratch (W_*)
     _save_meld(minfo, mcards, mas, g, m, buf, 0)
     _save_meld(minfo, mcards, mas, g, m2, buf, MELD_W)
     for t in range(N_TYPES):

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import lowest_bit, popcount
+from ..bits import (
+    lowest_bit, popcount, rank_count_words, rank_tops_above, ranks_above_masked, ranks_above_words,
+    spread_bits8,
+)
 from ..jit import njit
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_ALLOW_ALL_JOKER_MELD, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -32,6 +35,7 @@ from ..rulevec import (
     R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_MIN_NATURALS, R_RUN_MIN_SIZE,
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, R_SET_MIN_NATURALS, R_SET_MIN_SIZE, ROUND_STRIDE,
 )
+from ..views import c_view
 from .legality import run_max_len
 from .positions import fewest_missing_in_runs, fewest_of, pos_type, run_mask
 
@@ -70,7 +74,9 @@ P_RUN_UB = 23       # ... and most penalty k more runs in suits s..3 could hold:
 P_RUN_JK = 48       # ... and fewest jokers k more runs in suits s..3 need: slot 5 * s + k (25)
 P_HELD = 73         # general search: bit t set when the root pool holds natural t
 P_MUST = 74         # a natural every lay-down places every copy of (-1: none known)
-N_PRM = 75
+P_FIT_PM = 75       # ``_runs_then_sets_fit``: each suit's held run positions (4)
+P_FIT_TOPS = 79     # ... the byte masks of the ranks sets may use (2), and their number
+N_PRM = 82
 
 SET_KEY_BASE = 1 << 40   # set keys sort after every run key
 
@@ -439,7 +445,7 @@ def _absorbable(t, stack, depth, prm):
     return False
 
 
-# The recursive kernels (``_dfs``, ``_runs_first``, ``_runs_then_sets_fit``) must only ever be
+# The recursive kernels (``_dfs``, ``_runs_first``, ``_fit_from``) must only ever be
 # called with plain int64 scalars.  A literal argument (``x = 0`` before a loop that adds to it is
 # typed ``Literal[int](0)`` on numba's first inference pass) compiles a second overload whose
 # recursion calls the first one: that "type-varying" recursion is linked through a
@@ -717,12 +723,9 @@ def _sets_need(hand, T, smin, snat):
     ``snat`` naturals): a rank short of ``smin`` naturals takes at least one."""
     if T == 0:
         return 0
-    full = 0
-    usable = 0
-    for r in range(13):
-        c = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
-        full += 1 if c >= smin else 0
-        usable += 1 if c >= snat else 0
+    lo, hi = rank_count_words(hand)
+    full = ranks_above_words(lo, hi, smin - 1)
+    usable = ranks_above_words(lo, hi, snat - 1)
     return max(T - full, 0) if usable >= T else 99
 
 
@@ -918,14 +921,7 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
             continue
         n_ok += 1
         p_r = pool[r] * pen[r] + pool[13 + r] * pen[13 + r] + pool[26 + r] * pen[26 + r] + pool[39 + r] * pen[39 + r]
-        if p_r > t1:
-            t1, t2, t3, t4 = p_r, t1, t2, t3
-        elif p_r > t2:
-            t2, t3, t4 = p_r, t2, t3
-        elif p_r > t3:
-            t3, t4 = p_r, t3
-        elif p_r > t4:
-            t4 = p_r
+        t1, t2, t3, t4 = _keep_top4(p_r, t1, t2, t3, t4)
     if n_ok < T:
         return
     if T <= 4:
@@ -987,42 +983,63 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
 
 
 @njit(_nrt=False)
-def _sets_joker_floor(hand, rc, prm):
-    """Fewest jokers the contract's T sets need when rank r has ``rc[r]`` naturals left for them
-    (99 if fewer than T ranks qualify): the T smallest ``max(set_min - rc[r], 0)`` over the ranks
-    the hand holds at least ``set_min_naturals`` times."""
-    T = prm[P_T]
-    smin = prm[P_SET_MIN]
-    snat = prm[P_SET_MIN_NAT]
-    left = T
-    total = 0
-    for need in range(smin + 1):
-        for r in range(13):
-            if left == 0:
-                return total
-            if (hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] >= snat
-                    and max(smin - rc[r], 0) == need):
-                total += need
-                left -= 1
-    return total if left == 0 else 99
-
-
-@njit(_nrt=False)
-def _runs_then_sets_fit(hand, prm, rc, k, s_from, jleft):
+def _runs_then_sets_fit(hand, prm, jleft):
     """Necessary condition for a contract of F runs (distinct suits) and T sets (distinct ranks):
-    some run window of ``run_min_size`` positions in each of F - k more suits from ``s_from`` on,
-    whose gaps plus the sets' ``_sets_joker_floor`` without the windows' naturals (``rc``: naturals
-    per rank still free, updated in place and restored) fit in ``jleft`` jokers.
+    some run window of ``run_min_size`` positions in each of F suits whose gaps plus the sets'
+    joker floor without the windows' naturals (``_fit_from``) fit in ``jleft`` jokers.
 
     Every lay-down meeting the contract passes: each of its runs holds such a window, with no
     fewer jokers than the window's gaps; its sets can only use naturals outside its runs, except
     naturals a run replaces by a joker ("borrowing"), and each of those saves its set at most the
     one joker the run spends on it.  The sum-of-parts bound (``_contract_needs_more_jokers``) counts a
     card for a run and a set at once; this one does not, and settles most hands of the mixed
-    contracts that pass that bound but cannot lay down, at a fraction of the search."""
+    contracts that pass that bound but cannot lay down, at a fraction of the search.
+
+    The naturals per rank travel as two words of byte counts (``bits.rank_count_words``' layout),
+    so a window takes its naturals out with two subtractions and the floor is a few popcounts;
+    the suits' held positions and the ranks the sets may use are set up here, in ``prm``."""
+    for s in range(4):
+        prm[P_FIT_PM + s] = run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX])
+    rc_lo, rc_hi = rank_count_words(hand)
+    # the ranks the sets may use: held at least set_min_naturals times
+    tops_lo, tops_hi = rank_tops_above(rc_lo, rc_hi, prm[P_SET_MIN_NAT] - 1)
+    prm[P_FIT_TOPS] = tops_lo
+    prm[P_FIT_TOPS + 1] = tops_hi
+    prm[P_FIT_TOPS + 2] = popcount(tops_lo) + popcount(tops_hi)
+    return _fit_from(prm, rc_lo, rc_hi, np.int64(0), np.int64(0), np.int64(jleft))
+
+
+@njit(_nrt=False)
+def _sets_joker_floor(prm, rc_lo, rc_hi):
+    """Fewest jokers the contract's T sets need when the ranks have the naturals ``rc_lo``/
+    ``rc_hi`` (bytes, ``bits.rank_count_words``' layout) left for them (99 if fewer than T ranks
+    qualify): the T smallest ``max(set_min - left, 0)`` over the ranks the hand holds at least
+    ``set_min_naturals`` times (``_runs_then_sets_fit``'s ``P_FIT_TOPS``).  A rank needs at most
+    v jokers when it has ``set_min - v`` naturals left: the ranks per need are popcounts."""
+    T = prm[P_T]
+    smin = prm[P_SET_MIN]
+    left = T
+    total = 0
+    n_at_most = 0                    # qualifying ranks needing at most v - 1 jokers
+    for v in range(smin + 1):
+        n = prm[P_FIT_TOPS + 2] if v == smin else ranks_above_masked(
+            rc_lo, rc_hi, smin - v - 1, prm[P_FIT_TOPS], prm[P_FIT_TOPS + 1])
+        take = min(n - n_at_most, left)
+        total += take * v
+        left -= take
+        n_at_most = n
+        if left == 0:
+            return total
+    return 99
+
+
+@njit(_nrt=False)
+def _fit_from(prm, rc_lo, rc_hi, k, s_from, jleft):
+    """``_runs_then_sets_fit`` with k runs chosen (in suits before ``s_from``), their naturals
+    out of ``rc_lo``/``rc_hi`` and ``jleft`` jokers left."""
     F = prm[P_F]
     if k == F:
-        return _sets_joker_floor(hand, rc, prm) <= jleft
+        return _sets_joker_floor(prm, rc_lo, rc_hi) <= jleft
     w = prm[P_RUN_MIN]
     lo_min = prm[P_LO_MIN]
     hi_max = prm[P_HI_MAX]
@@ -1030,7 +1047,7 @@ def _runs_then_sets_fit(hand, prm, rc, k, s_from, jleft):
     for s in range(s_from, 4):
         if 4 - s < F - k:
             break
-        pm = run_mask(hand, s, lo_min, hi_max)
+        pm = prm[P_FIT_PM + s]
         prev = np.int64(-1)
         for a in range(lo_min, hi_max - w + 2):
             held = pm & (win << a)
@@ -1038,21 +1055,41 @@ def _runs_then_sets_fit(hand, prm, rc, k, s_from, jleft):
             if g > jleft or held == prev:
                 continue        # (the windows holding the same naturals are neighbours: one is enough)
             prev = held
-            for q in range(a, a + w):
-                if (held >> q) & 1:
-                    rc[pos_type(s, q) % 13] -= 1
-            ok = _runs_then_sets_fit(hand, prm, rc, k + 1, s + 1, jleft - g)
-            for q in range(a, a + w):
-                if (held >> q) & 1:
-                    rc[pos_type(s, q) % 13] += 1
-            if ok:
+            # the window's naturals leave their ranks' bytes: positions 2..13 are ranks 1..12,
+            # an ace sits at 1 or 14 (rank 0, byte 0 of the first word)
+            ranks = (held >> 1) & 0x1FFE
+            aces = ((held >> 1) & 1) + ((held >> 14) & 1)
+            if _fit_from(prm, rc_lo - spread_bits8(ranks & 0xFF) - aces,
+                         rc_hi - spread_bits8(ranks >> 5), k + 1, s + 1, jleft - g):
                 return True
     return False
 
 
 @njit(_nrt=False)
+def _keep_top4(p, t1, t2, t3, t4):
+    """The four largest of ``t1 >= t2 >= t3 >= t4`` and ``p``, in order."""
+    if p > t1:
+        return p, t1, t2, t3
+    if p > t2:
+        return t1, p, t2, t3
+    if p > t3:
+        return t1, t2, p, t3
+    return t1, t2, t3, max(p, t4)
+
+
+@njit(_nrt=False)
 def _top_rank_penalty(hand, pen, T, min_nat):
-    """Sum of the T largest per-rank penalties among ranks held at least ``min_nat`` times."""
+    """Sum of the T largest per-rank penalties among ranks held at least ``min_nat`` times: one
+    pass keeping the four largest (no preset's contract has more sets), else rank by rank."""
+    if T <= 4:
+        t1 = t2 = t3 = t4 = np.int64(0)
+        for r in range(13):
+            if hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] >= min_nat:
+                t1, t2, t3, t4 = _keep_top4(hand[r] * pen[r] + hand[13 + r] * pen[13 + r]
+                                            + hand[26 + r] * pen[26 + r] + hand[39 + r] * pen[39 + r],
+                                            t1, t2, t3, t4)
+        return ((t1 if T > 0 else 0) + (t2 if T > 1 else 0) + (t3 if T > 2 else 0)
+                + (t4 if T > 3 else 0))
     total = 0
     taken = 0
     for _ in range(T):
@@ -1079,8 +1116,8 @@ def _top_rank_penalty(hand, pen, T, min_nat):
 def _run_bounds(hand, pen, prm, rv):
     """Fill, for the runs-first search's bounds, ``prm[P_RUN_UB + 5 * s + k]``: the most penalty
     k runs in distinct suits among s..3 could hold, and ``prm[P_RUN_JK + 5 * s + k]``: the fewest
-    jokers they need (99: not enough suits with a window).  Runs chosen in suits before s leave
-    suits s..3 as the hand holds them, so both hold at every node.
+    jokers they need (99: not enough suits with a window), for k <= F.  Runs chosen in suits
+    before s leave suits s..3 as the hand holds them, so both hold at every node.
 
     A run of suit s holds at most one natural per position, and only at positions some window
     reaches with the hand's jokers (``_run_reach``); a suit's most is the penalty of those (an
@@ -1090,29 +1127,33 @@ def _run_bounds(hand, pen, prm, rv):
     run needs at least its suit's fewest missing naturals in any window (``fewest_of``, the rules'
     table of ``best_windows``)."""
     jk = np.int64(hand[52])
-    for k in range(5):
+    F = prm[P_F]             # (the search asks for at most F runs: k > F is never read)
+    for k in range(F + 1):
         prm[P_RUN_UB + 20 + k] = 0
         prm[P_RUN_JK + 20 + k] = 0 if k == 0 else 99
     for s in range(3, -1, -1):
+        prm[P_RUN_UB + 5 * s] = 0
+        prm[P_RUN_JK + 5 * s] = 0
+        if F == 0:
+            continue
         pm = run_mask(hand, s, prm[P_LO_MIN], prm[P_HI_MAX])
         reach = pm & _run_reach(pm, jk, prm[P_RUN_MIN], prm[P_LO_MIN],
                                 prm[P_HI_MAX] - prm[P_RUN_MIN] + 1, prm[P_ADJ_OK])
         most = np.int64(0)
-        for q in range(2, 14):
-            if (reach >> q) & 1:
-                most += pen[s * 13 + q - 1]
+        mid = (reach >> 2) & 0xFFF           # positions 2..13: bit i is rank i + 1
+        while mid != 0:
+            most += pen[s * 13 + lowest_bit(mid) + 1]
+            mid &= mid - 1
         aces = ((reach >> 1) & 1) + ((reach >> 14) & 1)
         most += min(aces, np.int64(hand[s * 13])) * pen[s * 13]
         # k runs from suits s..3: with a run in suit s or without one, whichever holds more
         row = P_RUN_UB + 5 * s
-        prm[row] = 0
-        for k in range(1, 5):
+        for k in range(1, F + 1):
             prm[row + k] = max(most + prm[row + 5 + k - 1], prm[row + 5 + k])
         # ... and whichever needs fewer jokers (99: not enough suits or windows)
         gaps = fewest_of(rv, pm)
         row = P_RUN_JK + 5 * s
-        prm[row] = 0
-        for k in range(1, 5):
+        for k in range(1, F + 1):
             prm[row + k] = min(gaps + prm[row + 5 + k - 1], prm[row + 5 + k], 99)
 
 
@@ -1323,17 +1364,14 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
     pen = rv[R_PENALTY:R_PENALTY + 53]
     natval = ws[_WS_NATVAL:_WS_POOL]
     pool = ws[_WS_POOL:_WS_BEST]
-    stack = ws[_WS_STACK:_WS_SCRATCH].reshape((2 * MAX_MELDS, REC))
+    stack = c_view(ws[_WS_STACK:_WS_SCRATCH], (2 * MAX_MELDS, REC))
     zero = np.int64(0)
     if (contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1
             and prm[P_SET_MAX] < 0 and prm[P_T] <= _DP_T and hand[52] <= _DP_J):
         # runs first, sets in closed form: cheap enough that the unmeldable-card filter below
         # would cost more than it saves
         if prm[P_T] > 0 and prm[P_F] > 0 and prm[P_JSET] == 0 and hand[52] <= 2:
-            rc = natval[:13]            # (natural values are not used on this path)
-            for r in range(13):
-                rc[r] = hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]
-            if not _runs_then_sets_fit(hand, prm, rc, zero, zero, np.int64(hand[52])):
+            if not _runs_then_sets_fit(hand, prm, np.int64(hand[52])):
                 return -1
         rem_pen = zero      # never a literal 0: see the note above ``_dfs``
         for t in range(52):
@@ -1342,8 +1380,8 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
         pool[52] = 0
         _run_bounds(hand, pen, prm, rv)
         prm[P_UB_SETS] = _top_rank_penalty(hand, pen, prm[P_T], prm[P_SET_MIN_NAT])
-        dp = ws[_WS_DP:_WS_PICK].reshape((_DP_T + 1, _DP_J + 1))
-        pick = ws[_WS_PICK:WS_LEN].reshape((13, _DP_T + 1, _DP_J + 1))
+        dp = c_view(ws[_WS_DP:_WS_PICK], (_DP_T + 1, _DP_J + 1))
+        pick = c_view(ws[_WS_PICK:WS_LEN], (13, _DP_T + 1, _DP_J + 1))
         _runs_first(zero, np.int64(hand[52]), zero, rem_pen, zero, zero, ws, stack, rv, dp, pick)
         return _best_out(ws, stack, best_stack, best)
     rem_pen = zero
