@@ -445,6 +445,15 @@ def _absorbable(t, stack, depth, prm):
     return False
 
 
+@njit(_nrt=False)
+def _next_same_popcount(mask):
+    """The next larger integer with as many set bits as ``mask`` (> 0): Gosper's hack, its
+    division by the lowest set bit done as a shift (a 64-bit division takes tens of cycles)."""
+    c = mask & -mask
+    rr = mask + c
+    return (((rr ^ mask) >> 2) >> lowest_bit(c)) | rr
+
+
 # The recursive kernels (``_dfs``, ``_runs_first``, ``_fit_from``) must only ever be
 # called with plain int64 scalars.  A literal argument (``x = 0`` before a loop that adds to it is
 # typed ``Literal[int](0)`` on numba's first inference pass) compiles a second overload whose
@@ -593,9 +602,7 @@ def _dfs(t, kmin, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                                     _move_run(pool, s, lo, hi, jmask, 1)
                                 if k == 0:
                                     break
-                                c = mask & -mask
-                                rr = mask + c
-                                mask = (((rr ^ mask) >> 2) // c) | rr
+                                mask = _next_same_popcount(mask)
 
         # ---- sets whose lowest undecided natural is t, with any choice of same-rank naturals
         set_ok = True
@@ -1204,6 +1211,18 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
         hi_max = prm[P_HI_MAX]
         # which positions of suit s hold a natural (both aces need two copies)
         avail = run_mask(pool, s, lo_min, hi_max)
+        # ... and whose natural a run may leave to a set, a joker taking its place: only for a
+        # set of exactly set_min_naturals naturals, so its rank must have that many in the pool
+        # (see ``_borrow_useful``)
+        borrow = np.int64(0)
+        if prm[P_T] > 0:
+            x = avail
+            while x != 0:
+                q = lowest_bit(x)
+                x &= x - 1
+                ru = pos_type(s, q) % 13
+                if pool[ru] + pool[13 + ru] + pool[26 + ru] + pool[39 + ru] >= prm[P_SET_MIN_NAT]:
+                    borrow |= np.int64(1) << q
         ace = s * 13
         w = prm[P_RUN_MIN]
         for lo in range(lo_min, hi_max - w + 2):
@@ -1240,31 +1259,27 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
                     if lo - 1 >= lo_min and (avail >> (lo - 1)) & 1 and not (lo - 1 == 1 and hi == 14):
                         if not _set_could_use(pos_type(s, lo - 1), pool, prm):
                             continue
+                # the naturals of the window a joker may replace (``borrow``), in order
                 m = 0
-                for q in range(lo, hi + 1):
-                    if (have >> q) & 1:
-                        slots[16 + m] = q
-                        m += 1
+                lend = have & borrow
+                while lend != 0:
+                    slots[16 + m] = lowest_bit(lend)
+                    lend &= lend - 1
+                    m += 1
                 kmax = min(jk - forced, m)
                 for k in range(kmax + 1):
                     if n - forced - k < prm[P_RUN_MIN_NAT]:
                         break
+                    if k > 0 and jk - forced - k < prm[P_SET_MIN] - prm[P_SET_MIN_NAT]:
+                        break            # the set a borrowed natural goes to would lack a joker
                     mask = 0 if k == 0 else (1 << k) - 1
                     while mask < (1 << m):
                         jmask = window & ~have
-                        useful = True
-                        for i in range(m):
-                            if (mask >> i) & 1:
-                                q = slots[16 + i]
-                                jmask |= 1 << q
-                                # borrow only for a set of exactly set_min_nat naturals (see _borrow_useful)
-                                u = pos_type(s, q)
-                                ru = u % 13
-                                same = pool[ru] + pool[13 + ru] + pool[26 + ru] + pool[39 + ru]
-                                if not (prm[P_T] > 0 and same >= prm[P_SET_MIN_NAT]
-                                        and jk - forced - k >= prm[P_SET_MIN] - prm[P_SET_MIN_NAT]):
-                                    useful = False
-                        if useful and (prm[P_ADJ_OK] == 1 or (jmask & (jmask >> 1)) == 0):
+                        bits = mask
+                        while bits != 0:
+                            jmask |= 1 << slots[16 + lowest_bit(bits)]
+                            bits &= bits - 1
+                        if prm[P_ADJ_OK] == 1 or (jmask & (jmask >> 1)) == 0:
                             nj = forced + k
                             add_pen = nj * prm[P_PJ]
                             for q in range(lo, hi + 1):
@@ -1284,9 +1299,7 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
                                     pool[pos_type(s, q)] += 1
                         if k == 0:
                             break
-                        c = mask & -mask
-                        rr = mask + c
-                        mask = (((rr ^ mask) >> 2) // c) | rr
+                        mask = _next_same_popcount(mask)
         # no run in suit s
         s += 1
 
