@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..bits import (
-    lowest_bit, popcount, rank_count_words, rank_tops_above, ranks_above_masked, ranks_above_words,
-    spread_bits8,
+    lowest_bit, popcount, rank_count_of, rank_count_words, rank_tops_above, ranks_above_masked,
+    ranks_above_words, spread_bits8,
 )
 from ..jit import njit
 from ..rulevec import (
@@ -731,8 +731,14 @@ def _sets_need(hand, T, smin, snat):
     if T == 0:
         return 0
     lo, hi = rank_count_words(hand)
-    full = ranks_above_words(lo, hi, smin - 1)
-    usable = ranks_above_words(lo, hi, snat - 1)
+    return _sets_need_words(lo, hi, T, smin, snat)
+
+
+@njit(_nrt=False, inline="always")
+def _sets_need_words(rc_lo, rc_hi, T, smin, snat):
+    """``_sets_need`` from the naturals per rank (``bits.rank_count_words``' layout)."""
+    full = ranks_above_words(rc_lo, rc_hi, smin - 1)
+    usable = ranks_above_words(rc_lo, rc_hi, snat - 1)
     return max(T - full, 0) if usable >= T else 99
 
 
@@ -836,7 +842,7 @@ def natural_meldable_held(hand, rv, t, held_s):
 # then the sets in closed form.
 
 @njit(_nrt=False)
-def _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, buf):
+def _sets_leaf_01(jk, used, nsets, nruns, rmask, rc_lo, rc_hi, depth, ws, stack, rv, T, buf):
     """``_sets_leaf`` when a set needs at most one joker (Caribbean: 3 cards, 2 naturals): take the
     best ``T - k`` ranks that need none and the best ``k`` that need one, for the best k <= jokers."""
     prm = ws[_WS_PRM:_WS_NATVAL]
@@ -850,7 +856,7 @@ def _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, buf):
     for r in range(13):
         if (rmask >> r) & 1:
             continue
-        n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+        n_r = rank_count_of(rc_lo, rc_hi, r)
         if n_r < prm[P_SET_MIN_NAT]:
             continue
         p_r = pool[r] * pen[r] + pool[13 + r] * pen[13 + r] + pool[26 + r] * pen[26 + r] + pool[39 + r] * pen[39 + r]
@@ -899,12 +905,13 @@ def _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, buf):
 
 
 @njit(_nrt=False)
-def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
+def _sets_leaf(jk, used, nsets, nruns, rmask, rc_lo, rc_hi, depth, ws, stack, rv, dp, pick):
     """Best choice of the contract's remaining sets from what the runs left, exactly.
 
     With the runs fixed, a set of rank r best takes every remaining natural of r (nothing else can
     use them), needs ``max(0, set_min - n_r)`` jokers, and spare jokers join any set.  So the sets
-    are a pick of T ranks maximising penalty under a joker budget: a tiny knapsack (dp)."""
+    are a pick of T ranks maximising penalty under a joker budget: a tiny knapsack (dp).
+    ``rc_lo``/``rc_hi``: the pool's naturals per rank (``bits.rank_count_words``' layout)."""
     prm = ws[_WS_PRM:_WS_NATVAL]
     pool = ws[_WS_POOL:_WS_BEST]
     best = ws[_WS_BEST:_WS_STACK]
@@ -915,7 +922,7 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
         return
     if prm[P_SET_MIN] - prm[P_SET_MIN_NAT] <= 1:
         # (its own pass over the ranks bounds as tightly as the one below would)
-        _sets_leaf_01(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, T, dp)
+        _sets_leaf_01(jk, used, nsets, nruns, rmask, rc_lo, rc_hi, depth, ws, stack, rv, T, dp)
         return
     # quick bound first: the T richest eligible ranks, jokers ignored
     t1 = t2 = t3 = t4 = 0
@@ -923,7 +930,7 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
     for r in range(13):
         if (rmask >> r) & 1:
             continue
-        n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+        n_r = rank_count_of(rc_lo, rc_hi, r)
         if n_r < prm[P_SET_MIN_NAT]:
             continue
         n_ok += 1
@@ -947,7 +954,7 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
                 for b in range(jk + 1):
                     pick[r, k, b] = 0
             continue
-        n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+        n_r = rank_count_of(rc_lo, rc_hi, r)
         p_r = pool[r] * pen[r] + pool[13 + r] * pen[13 + r] + pool[26 + r] * pen[26 + r] + pool[39 + r] * pen[39 + r]
         c_r = prm[P_SET_MIN] - n_r
         if c_r < 0:
@@ -975,7 +982,7 @@ def _sets_leaf(jk, used, nsets, nruns, rmask, depth, ws, stack, rv, dp, pick):
     d = depth
     for r in range(12, -1, -1):
         if k > 0 and pick[r, k, b] == 1:
-            n_r = pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r]
+            n_r = rank_count_of(rc_lo, rc_hi, r)
             c_r = max(prm[P_SET_MIN] - n_r, 0)
             stack[d, 0] = K_SET
             stack[d, 1] = r
@@ -1088,6 +1095,8 @@ def _keep_top4(p, t1, t2, t3, t4):
 def _top_rank_penalty(hand, pen, T, min_nat):
     """Sum of the T largest per-rank penalties among ranks held at least ``min_nat`` times: one
     pass keeping the four largest (no preset's contract has more sets), else rank by rank."""
+    if T == 0:
+        return 0
     if T <= 4:
         t1 = t2 = t3 = t4 = np.int64(0)
         for r in range(13):
@@ -1165,20 +1174,22 @@ def _run_bounds(hand, pen, prm, rv):
 
 
 @njit(_nrt=False)
-def _set_could_use(u, pool, prm):
-    """Could natural u still go into one of the contract's sets (enough of its rank held)?"""
+def _set_could_use(u, rc_lo, rc_hi, prm):
+    """Could natural u still go into one of the contract's sets (enough of its rank in the pool,
+    whose naturals per rank are ``rc_lo``/``rc_hi``)?"""
     if prm[P_T] == 0:
         return False
-    r = u % 13
-    return pool[r] + pool[13 + r] + pool[26 + r] + pool[39 + r] >= prm[P_SET_MIN_NAT]
+    return rank_count_of(rc_lo, rc_hi, u % 13) >= prm[P_SET_MIN_NAT]
 
 
 @njit(_nrt=False)
-def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
+def _runs_first(s, jk, used, rem_pen, nruns, rc_lo, rc_hi, depth, ws, stack, rv, dp, pick):
     """Choose the contract's runs suit by suit (or no run in suit s), then the sets exactly.
 
     Arguments as for ``_dfs`` (few arrays; no run in suit s is the loop's next pass, not a
-    recursion); ``dp``/``pick``: ``_sets_leaf``'s tables."""
+    recursion); ``rc_lo``/``rc_hi``: the pool's naturals per rank, a byte each
+    (``bits.rank_count_words``' layout: the sets' tests read them instead of four pool entries a
+    rank); ``dp``/``pick``: ``_sets_leaf``'s tables."""
     prm = ws[_WS_PRM:_WS_NATVAL]
     pool = ws[_WS_POOL:_WS_BEST]
     best = ws[_WS_BEST:_WS_STACK]
@@ -1191,17 +1202,17 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
         # a copy of the natural every lay-down places that no run took must go into a set
         mu = prm[P_MUST]
         if (mu >= 0 and pool[mu] > 0 and (s > mu // 13 or nruns == F)
-                and not _set_could_use(mu, pool, prm)):
+                and not _set_could_use(mu, rc_lo, rc_hi, prm)):
             return 0
         # the runs still to choose lie in suits s..3, the sets hold at most the T richest ranks
         if used + prm[P_UB_SETS] + prm[P_RUN_UB + 5 * s + F - nruns] + jk * prm[P_PJ] <= best[B_USED]:
             return 0
         # the runs still to choose and the sets need more jokers than are left: no lay-down below
         if (prm[P_RUN_JK + 5 * s + F - nruns]
-                + _sets_need(pool, prm[P_T], prm[P_SET_MIN], prm[P_SET_MIN_NAT]) > jk):
+                + _sets_need_words(rc_lo, rc_hi, prm[P_T], prm[P_SET_MIN], prm[P_SET_MIN_NAT]) > jk):
             return 0
         if nruns == F:
-            _sets_leaf(jk, used, 0, nruns, 0, depth, ws, stack, rv, dp, pick)
+            _sets_leaf(jk, used, 0, nruns, 0, rc_lo, rc_hi, depth, ws, stack, rv, dp, pick)
             return 0
         if 4 - s < F - nruns:
             return 0
@@ -1220,8 +1231,7 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
             while x != 0:
                 q = lowest_bit(x)
                 x &= x - 1
-                ru = pos_type(s, q) % 13
-                if pool[ru] + pool[13 + ru] + pool[26 + ru] + pool[39 + ru] >= prm[P_SET_MIN_NAT]:
+                if rank_count_of(rc_lo, rc_hi, pos_type(s, q) % 13) >= prm[P_SET_MIN_NAT]:
                     borrow |= np.int64(1) << q
         ace = s * 13
         w = prm[P_RUN_MIN]
@@ -1254,10 +1264,10 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
                 # one card longer is strictly better and is searched too
                 if n < prm[P_RUN_MAX] and not both_aces:
                     if hi + 1 <= hi_max and (avail >> (hi + 1)) & 1 and not (lo == 1 and hi + 1 == 14):
-                        if not _set_could_use(pos_type(s, hi + 1), pool, prm):
+                        if not _set_could_use(pos_type(s, hi + 1), rc_lo, rc_hi, prm):
                             continue
                     if lo - 1 >= lo_min and (avail >> (lo - 1)) & 1 and not (lo - 1 == 1 and hi == 14):
-                        if not _set_could_use(pos_type(s, lo - 1), pool, prm):
+                        if not _set_could_use(pos_type(s, lo - 1), rc_lo, rc_hi, prm):
                             continue
                 # the naturals of the window a joker may replace (``borrow``), in order
                 m = 0
@@ -1292,8 +1302,15 @@ def _runs_first(s, jk, used, rem_pen, nruns, depth, ws, stack, rv, dp, pick):
                             stack[depth, 2] = lo
                             stack[depth, 3] = hi
                             stack[depth, 4] = jmask
+                            # the run's naturals leave their ranks' bytes (an ace at 1 or 14 is
+                            # rank 0; a run of both aces takes two)
+                            nat = window & ~jmask
+                            ranks = (nat >> 1) & 0x1FFE
+                            aces = ((nat >> 1) & 1) + ((nat >> 14) & 1)
                             _runs_first(s + 1, jk - nj, used + add_pen, rem_pen - (add_pen - nj * prm[P_PJ]),
-                                        nruns + 1, depth + 1, ws, stack, rv, dp, pick)
+                                        nruns + 1, rc_lo - spread_bits8(ranks & 0xFF) - aces,
+                                        rc_hi - spread_bits8(ranks >> 5), depth + 1, ws, stack, rv, dp,
+                                        pick)
                             for q in range(lo, hi + 1):
                                 if ((jmask >> q) & 1) == 0:
                                     pool[pos_type(s, q)] += 1
@@ -1392,10 +1409,14 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
             rem_pen += hand[t] * pen[t]
         pool[52] = 0
         _run_bounds(hand, pen, prm, rv)
-        prm[P_UB_SETS] = _top_rank_penalty(hand, pen, prm[P_T], prm[P_SET_MIN_NAT])
+        # (with no runs to choose the root is the only node, and nothing found yet to prune by)
+        prm[P_UB_SETS] = 0 if prm[P_F] == 0 else _top_rank_penalty(hand, pen, prm[P_T],
+                                                                    prm[P_SET_MIN_NAT])
         dp = c_view(ws[_WS_DP:_WS_PICK], (_DP_T + 1, _DP_J + 1))
         pick = c_view(ws[_WS_PICK:WS_LEN], (13, _DP_T + 1, _DP_J + 1))
-        _runs_first(zero, np.int64(hand[52]), zero, rem_pen, zero, zero, ws, stack, rv, dp, pick)
+        rc_lo, rc_hi = rank_count_words(hand)
+        _runs_first(zero, np.int64(hand[52]), zero, rem_pen, zero, rc_lo, rc_hi, zero, ws, stack, rv, dp,
+                    pick)
         return _best_out(ws, stack, best_stack, best)
     rem_pen = zero
     rem_cnt = zero
