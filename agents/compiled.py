@@ -51,8 +51,8 @@ from kalooki_sim.bits import (
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
-    best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, suit_fewest_missing,
-    sum_smallest4, windows_of,
+    best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, smallest4,
+    suit_fewest_missing, sum_smallest4, windows_of,
 )
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
@@ -208,11 +208,14 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         b1 = sfw[_SFW_SB + 1]
         b2 = sfw[_SFW_SB + 2]
         b3 = sfw[_SFW_SB + 3]
-        sfw[_SFW_RUN_SAME] = sum_smallest4(b0, b1, b2, b3, F)
-        sfw[_SFW_RUN_DROP] = sum_smallest4(b0 + 1, b1, b2, b3, F)
-        sfw[_SFW_RUN_DROP + 1] = sum_smallest4(b0, b1 + 1, b2, b3, F)
-        sfw[_SFW_RUN_DROP + 2] = sum_smallest4(b0, b1, b2 + 1, b3, F)
-        sfw[_SFW_RUN_DROP + 3] = sum_smallest4(b0, b1, b2, b3 + 1, F)
+        # a suit's best growing by one adds one to the F best exactly when it was below the
+        # (F + 1)-th best (``positions.smallest4``): one sort instead of five
+        same, nxt = smallest4(b0, b1, b2, b3, F)
+        sfw[_SFW_RUN_SAME] = same
+        sfw[_SFW_RUN_DROP] = same + (1 if b0 < nxt else 0)
+        sfw[_SFW_RUN_DROP + 1] = same + (1 if b1 < nxt else 0)
+        sfw[_SFW_RUN_DROP + 2] = same + (1 if b2 < nxt else 0)
+        sfw[_SFW_RUN_DROP + 3] = same + (1 if b3 < nxt else 0)
         total += sfw[_SFW_RUN_SAME]
     for c in range(smin + 2):
         sfw[_SFW_SET_MINUS + c] = 0
@@ -586,13 +589,13 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
         run_drop = sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]
         ace_sf = np.int64(0)
         if fast and hand[13 * s] > 0:
-            # ``_sf_changed(.., ace, -1, ..)``: the suit's fewest missing without the ace
+            # ``_sf_changed(.., ace, -1, ..)``: without the ace the suit's fewest missing is one
+            # more or the same (a window holds at most one of its two positions), so the run
+            # term is the one of a suit one worse (``_SFW_RUN_DROP``) or unchanged
             ace_sf = -np.int64(hand[JOKER]) + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC], smin1)]
             if F > 0:
-                ace_sf += sum_smallest4(sfw[_SFW_SB_ACE] if s == 0 else sfw[_SFW_SB],
-                                        sfw[_SFW_SB_ACE + 1] if s == 1 else sfw[_SFW_SB + 1],
-                                        sfw[_SFW_SB_ACE + 2] if s == 2 else sfw[_SFW_SB + 2],
-                                        sfw[_SFW_SB_ACE + 3] if s == 3 else sfw[_SFW_SB + 3], F)
+                ace_sf += sfw[_SFW_RUN_SAME] + (run_drop if sfw[_SFW_SB_ACE + s] != sfw[_SFW_SB + s]
+                                                else 0)
         held = held0 if s == 0 else held1 if s == 1 else held2 if s == 2 else held3
         while held != 0:                     # (lowest rank first)
             r = lowest_bit(held)

@@ -32,7 +32,8 @@ from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.state import State
 from kalooki_sim.melds.positions import (
-    best_windows, fewest_of, pos_type, run_mask, window_table, windows_of,
+    NOT_A_VALUE, best_windows, fewest_of, pos_type, run_mask, smallest4, sum_smallest4, window_table,
+    windows_of,
 )
 from kalooki_sim.rng import rng_key
 from kalooki_sim.rulevec import (
@@ -161,6 +162,36 @@ def test_ranks_above_counts_ranks_holding_more():
         assert out[i, 0] == sum(c > cs[i] for c in counts), (hands[i], cs[i])
         assert out[i, 1] == sum(c > cs[i] for r, c in enumerate(counts) if (ranks[i] >> r) & 1), (hands[i], cs[i])
         assert list(got[i]) == counts, hands[i]
+
+
+@njit
+def _smallest4_of(vals, out):
+    for i in range(vals.shape[0]):
+        a0, a1, a2, a3, k = vals[i]
+        out[i, 0], out[i, 1] = smallest4(a0, a1, a2, a3, k)
+        out[i, 2] = sum_smallest4(a0, a1, a2, a3, k)
+        for s in range(4):          # the sum with value s raised by one
+            b = vals[i, :4].copy()
+            b[s] += 1
+            out[i, 3 + s] = sum_smallest4(b[0], b[1], b[2], b[3], k)
+
+
+def test_smallest4_sum_and_next_tell_what_raising_a_value_does():
+    """The sum of the k smallest and the (k + 1)-th smallest of four (ties and the 99 of a suit
+    without a window included); raising one value by one adds one to the sum exactly when it is
+    below that next value (the greedy workspace's one-sort shortcut)."""
+    rng = np.random.default_rng(21)
+    vals = rng.integers(0, 6, size=(3000, 5))
+    vals[:, :4][rng.random((3000, 4)) < 0.2] = 99
+    vals[:, 4] = np.arange(3000) % 5
+    out = np.zeros((3000, 7), dtype=np.int64)
+    _smallest4_of(vals, out)
+    for i in range(3000):
+        a, k = sorted(int(v) for v in vals[i, :4]), int(vals[i, 4])
+        assert out[i, 0] == out[i, 2] == sum(a[:k]), vals[i]
+        assert out[i, 1] == (a[k] if k < 4 else NOT_A_VALUE), vals[i]
+        for s in range(4):
+            assert out[i, 3 + s] == out[i, 0] + (1 if vals[i, s] < out[i, 1] else 0), (vals[i], s)
 
 
 @njit

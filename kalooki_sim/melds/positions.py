@@ -12,6 +12,8 @@ from ..bits import highest_bit, lowest_bit, positive_bits8
 from ..jit import njit
 from ..rulevec import N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_WINDOWS
 
+NOT_A_VALUE = 1 << 40       # ``smallest4``'s next value when all four are summed
+
 
 @njit(_nrt=False)
 def pos_type(s, q):
@@ -142,8 +144,11 @@ def suit_fewest_missing(hand, s, rv):
 
 
 @njit(_nrt=False)
-def sum_smallest4(a0, a1, a2, a3, k):
-    """Sum of the ``k`` (0..4) smallest of four values."""
+def smallest4(a0, a1, a2, a3, k):
+    """``(sum of the k (0..4) smallest of four values, the (k + 1)-th smallest)``, the second
+    ``NOT_A_VALUE`` when k is 4.  The next value tells what raising one of the four by one does
+    to the sum: it grows by one exactly when that value is below the next (``agents.compiled``'s
+    shortfall workspace asks this of each suit, after one sort)."""
     if a1 < a0:
         a0, a1 = a1, a0
     if a3 < a2:
@@ -163,7 +168,14 @@ def sum_smallest4(a0, a1, a2, a3, k):
         t += a2
     if k > 3:
         t += a3
-    return t
+    nxt = a0 if k == 0 else a1 if k == 1 else a2 if k == 2 else a3 if k == 3 else NOT_A_VALUE
+    return t, nxt
+
+
+@njit(_nrt=False)
+def sum_smallest4(a0, a1, a2, a3, k):
+    """Sum of the ``k`` (0..4) smallest of four values."""
+    return smallest4(a0, a1, a2, a3, k)[0]
 
 
 @njit(_nrt=False)
