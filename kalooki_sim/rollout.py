@@ -35,12 +35,14 @@ from .rulevec import R_COUNT_DENIED_CALLS, R_N_ROUNDS
 
 __all__ = ["simulate", "HAND_COLUMNS", "MATCH_COLUMNS", "ERR_MAX_STEPS", "ERR_ILLEGAL"]
 
-# per-seat hand outputs out_seat[b, h, p, *]
-_S_PEN, _S_WON, _S_LAID, _S_LAID_TURN, _S_CALLS = 0, 1, 2, 3, 4
-_NS = 5
-# per-hand outputs out_hand[b, h, *]
-_H_VALID, _H_NO, _H_DEALER, _H_TURNS, _H_RESH, _H_EVENT, _H_WINNER, _H_VOIDS = 0, 1, 2, 3, 4, 5, 6, 7
-_NH = 8
+# the kernel writes the hand rows themselves, column by column: out_rows[column, game, hand, seat]
+# (one int64 plane per column of ``HAND_COLUMNS``, then ``_R_VALID``), so ``simulate`` hands out
+# views of those planes instead of repeating and gathering per-hand and per-seat blocks into rows
+# (that cost about 2 % of a greedy run)
+_R_GAME, _R_HAND_NO, _R_ROUND, _R_SEAT, _R_POLICY, _R_DEALER, _R_PEN, _R_WON = range(8)
+_R_WIN_SHARE, _R_LAID, _R_LAID_TURN, _R_CALLS, _R_TURNS, _R_RESH, _R_VOIDS, _R_EVENT = range(8, 16)
+_R_VALID = 16      # 1 for a hand that was played (a match may stop before its last hand)
+_NR = 17
 
 ERR_MAX_STEPS = 1          # max_steps reached before the game ended
 ERR_ILLEGAL = 2            # a policy returned an action outside the legal mask
@@ -48,7 +50,9 @@ ERR_ILLEGAL = 2            # a policy returned an action outside the legal mask
 
 HAND_COLUMNS = ("game_id", "hand_no", "round", "seat", "policy_id", "dealer", "penalty", "won",
                 "win_share", "laid_down", "laid_down_turn", "calls_used", "turns", "reshuffles",
-                "voids", "end_event")
+                "voids", "end_event")        # (in the order of the planes ``_R_*``)
+# the columns that are not int64, and their types
+_NARROW = {"won": np.int8, "win_share": np.float64, "laid_down": np.int8, "end_event": np.int8}
 MATCH_COLUMNS = ("game_id", "seat", "policy_id", "total", "match_win_share")
 
 _CHUNK = 4096
@@ -102,9 +106,9 @@ def apply_and_tally(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
 @njit(_nrt=False)
 def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                rv, b, n_players, seat_pol, params, seed, game_id, hands_mode, n_hands, max_steps, check,
-               out_seat, out_hand, out_tot, out_mwin, o, lane):
+               out_rows, out_tot, out_mwin, o, lane):
     """Play game ``game_id`` to the end on state row ``b``, its results in row ``o`` of the
-    outputs; returns 0 or an error code.
+    outputs (``out_rows``: planes ``_R_*``); returns 0 or an error code.
 
     ``lane`` (``_new_lane``) is scratch reused from game to game, so a game allocates nothing and
     the loop runs without reference counting: the state arrays it hands to the policy and the
@@ -152,23 +156,27 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
             err = e
             break
         if gs[b, G_HANDS_DONE] > hd:
-            if hidx < out_hand.shape[1]:
+            if hidx < n_hands:
                 hs = hno if hno < H_MAX else H_MAX - 1
                 w = hwin[b, hs]
-                out_hand[o, hidx, _H_VALID] = 1
-                out_hand[o, hidx, _H_NO] = hno
-                out_hand[o, hidx, _H_DEALER] = dealer
-                out_hand[o, hidx, _H_TURNS] = turn + 1
-                out_hand[o, hidx, _H_RESH] = gs[b, G_TOTAL_RESHUFFLES] - resh0
-                out_hand[o, hidx, _H_EVENT] = gs[b, G_LAST_EVENT]
-                out_hand[o, hidx, _H_WINNER] = w
-                out_hand[o, hidx, _H_VOIDS] = gs[b, G_TOTAL_VOIDS] - voids0
                 for p in range(n_players):
-                    out_seat[o, hidx, p, _S_PEN] = hscore[b, hs, p]
-                    out_seat[o, hidx, p, _S_WON] = 1 if w == p else 0
-                    out_seat[o, hidx, p, _S_LAID] = 1 if laid_turn[p] >= 0 else 0
-                    out_seat[o, hidx, p, _S_LAID_TURN] = laid_turn[p]
-                    out_seat[o, hidx, p, _S_CALLS] = calls[p]
+                    out_rows[_R_GAME, o, hidx, p] = game_id
+                    out_rows[_R_HAND_NO, o, hidx, p] = hno
+                    out_rows[_R_ROUND, o, hidx, p] = hno % rv[R_N_ROUNDS] + 1
+                    out_rows[_R_SEAT, o, hidx, p] = p
+                    out_rows[_R_POLICY, o, hidx, p] = seat_pol[p]
+                    out_rows[_R_DEALER, o, hidx, p] = dealer
+                    out_rows[_R_PEN, o, hidx, p] = hscore[b, hs, p]
+                    out_rows[_R_WON, o, hidx, p] = 1 if w == p else 0
+                    out_rows[_R_WIN_SHARE, o, hidx, p] = 1 if w == p else 0   # one winner or none
+                    out_rows[_R_LAID, o, hidx, p] = 1 if laid_turn[p] >= 0 else 0
+                    out_rows[_R_LAID_TURN, o, hidx, p] = laid_turn[p]
+                    out_rows[_R_CALLS, o, hidx, p] = calls[p]
+                    out_rows[_R_TURNS, o, hidx, p] = turn + 1
+                    out_rows[_R_RESH, o, hidx, p] = gs[b, G_TOTAL_RESHUFFLES] - resh0
+                    out_rows[_R_VOIDS, o, hidx, p] = gs[b, G_TOTAL_VOIDS] - voids0
+                    out_rows[_R_EVENT, o, hidx, p] = gs[b, G_LAST_EVENT]
+                    out_rows[_R_VALID, o, hidx, p] = 1
             hidx += 1
             resh0 = gs[b, G_TOTAL_RESHUFFLES]
             voids0 = gs[b, G_TOTAL_VOIDS]
@@ -190,17 +198,18 @@ def _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
 @pnjit
 def _rollout_kernel(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                     rv, n_players, seat_pol, params, seed, first_game_id, hands_mode, n_hands, max_steps,
-                    check, out_seat, out_hand, out_tot, out_mwin, out_err):
-    n = out_err.shape[0]
+                    check, out_rows, out_tot, out_mwin, out_err, o_from, o_to):
+    """Games ``first_game_id + o`` for ``o`` in ``o_from .. o_to - 1``, into row ``o`` of the
+    outputs."""
     n_lanes = gs.shape[0]
     for i in prange(n_lanes):
         ln = np.uint64(i)       # one signature for _play_game (see ``jit.pnjit``)
         lane = _new_lane()
-        for o in range(ln, n, n_lanes):
+        for o in range(o_from + ln, o_to, n_lanes):
             out_err[o] = _play_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                                     plan_n, hscore, hwin, rv, ln, n_players, seat_pol, params, seed,
                                     first_game_id + o, hands_mode, n_hands, max_steps, check,
-                                    out_seat, out_hand, out_tot, out_mwin, o, lane)
+                                    out_rows, out_tot, out_mwin, o, lane)
 
 
 def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mode="hands",
@@ -257,75 +266,30 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     n_games = int(n_games)
     first_game_id = int(first_game_id)
     seed = int(seed)
-    out_seat = np.zeros((n_games, n_hands, n_players, _NS), dtype=np.int64)
-    out_hand = np.zeros((n_games, n_hands, _NH), dtype=np.int64)
+    out_rows = np.zeros((_NR, n_games, n_hands, n_players), dtype=np.int64)
     out_tot = np.zeros((n_games, n_players), dtype=np.int64)
     out_mwin = np.zeros((n_games, n_players), dtype=np.float64)
     out_err = np.zeros(n_games, dtype=np.int64)
-    # one state row per lane, reused game after game, and the chunk's seat outputs: allocated once,
-    # so the pages are faulted in once per call, not once per chunk
+    # one state row per lane, reused game after game
     st = State.empty(min(n_games, _LANES))
-    k = min(n_games, _CHUNK)
-    c_seat = np.zeros((k, n_hands, P_MAX, _NS), dtype=np.int64)
-    c_tot = np.zeros((k, P_MAX), dtype=np.int64)
-    c_mwin = np.zeros((k, P_MAX), dtype=np.float64)
     for c0 in range(0, n_games, _CHUNK):
-        c1 = min(n_games, c0 + _CHUNK)
-        s_seat, s_tot, s_mwin = c_seat[:c1 - c0], c_tot[:c1 - c0], c_mwin[:c1 - c0]
-        if c0 > 0:
-            for a in (s_seat, s_tot, s_mwin):
-                a.fill(0)
-        _rollout_kernel(*st.arrays(), rv, n_players, pol, pm, seed, first_game_id + c0, hands_mode,
-                        n_hands, int(max_steps), bool(check), s_seat, out_hand[c0:c1], s_tot, s_mwin,
-                        out_err[c0:c1])
-        out_seat[c0:c1] = s_seat[:, :, :n_players]
-        out_tot[c0:c1] = s_tot[:, :n_players]
-        out_mwin[c0:c1] = s_mwin[:, :n_players]
+        _rollout_kernel(*st.arrays(), rv, n_players, pol, pm, seed, first_game_id, hands_mode, n_hands,
+                        int(max_steps), bool(check), out_rows, out_tot, out_mwin, out_err, c0,
+                        min(n_games, c0 + _CHUNK))
     bad = np.nonzero(out_err)[0]
     if bad.size:
         i = int(bad[0])
         raise RuntimeError(f"{bad.size} game(s) failed; first: game_id {first_game_id + i} with code "
                            f"{int(out_err[i])} (1 = max_steps, 2 = illegal action, 1000+ invariant, "
                            f"2000+ engine error)")
-    # ---- flatten to rows (game, hand, seat)
-    valid = out_hand[:, :, _H_VALID] == 1                        # [G, H]
-    complete = bool(valid.all())   # every game played all its hands (always so in "hands" mode)
-    if complete:
-        gi = np.repeat(np.arange(n_games, dtype=np.int64), n_hands)
-    else:
-        gi, hi = np.nonzero(valid)
-    nrow = gi.size * n_players
-    g_r = np.repeat(gi, n_players)
-    s_r = np.tile(np.arange(n_players, dtype=np.int64), gi.size)
-    if complete:
-        # the rows are the blocks in their order: reshape them instead of gathering row by row
-        # (a gather cost about 1 us a hand, 2-3 % of a greedy run)
-        seat_block = out_seat.reshape(-1, _NS)                   # [nrow, _NS] (a view)
-        hand_block = np.repeat(out_hand.reshape(-1, _NH), n_players, axis=0)
-    else:
-        h_r = np.repeat(hi, n_players)
-        seat_block = out_seat[g_r, h_r, s_r]
-        hand_block = out_hand[g_r, h_r]
-    won = seat_block[:, _S_WON]
-    hand_no = hand_block[:, _H_NO]
-    rows = {
-        "game_id": (first_game_id + g_r).astype(np.int64),
-        "hand_no": hand_no.astype(np.int64),
-        "round": (hand_no % int(rules.n_rounds) + 1).astype(np.int64),
-        "seat": s_r,
-        "policy_id": pol[s_r] if nrow else np.zeros(0, dtype=np.int64),
-        "dealer": hand_block[:, _H_DEALER].copy(),
-        "penalty": seat_block[:, _S_PEN].copy(),
-        "won": won.astype(np.int8),
-        "win_share": won.astype(np.float64),                     # a hand has one winner or none
-        "laid_down": seat_block[:, _S_LAID].astype(np.int8),
-        "laid_down_turn": seat_block[:, _S_LAID_TURN].copy(),
-        "calls_used": seat_block[:, _S_CALLS].copy(),
-        "turns": hand_block[:, _H_TURNS].copy(),
-        "reshuffles": hand_block[:, _H_RESH].copy(),
-        "voids": hand_block[:, _H_VOIDS].copy(),
-        "end_event": hand_block[:, _H_EVENT].astype(np.int8),
-    }
+    # ---- rows (game, hand, seat): the planes as they are when every game played all its hands
+    # (always so in "hands" mode), else their played hands
+    valid = out_rows[_R_VALID, :, :, 0] == 1                    # [G, H]
+    complete = bool(valid.all())
+    rows = {}
+    for i, name in enumerate(HAND_COLUMNS):
+        col = out_rows[i].reshape(-1) if complete else out_rows[i][valid].reshape(-1)
+        rows[name] = col.astype(_NARROW[name]) if name in _NARROW else col
     if hands_mode:
         return rows
     gm = np.repeat(np.arange(n_games, dtype=np.int64), n_players)
