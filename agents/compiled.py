@@ -42,12 +42,13 @@ import numpy as np
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
     A_PASS, A_TACK, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, N_ACTIONS, N_TYPES,
-    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
+    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PS_LAID, M_MAX, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET,
     A_SETSWAP, A_UPSWAP, PH_UPSWAP,
 )
 from kalooki_sim.engine.core import _draw_mode, legal_mask
 from kalooki_sim.bits import (
-    float_bits, lowest_bit, rank_count_of, rank_count_words, ranks_above, ranks_above_words,
+    float_bits, lowest_bit, positive_bits8, rank_count_of, rank_count_words, ranks_above,
+    ranks_above_words,
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
@@ -373,7 +374,8 @@ def _usefulness_masked(hands, g, p, t, held, pm, ace_low, ace_high, dup, gapw):
 # A seat's decision memory: the legality cache (``agents.known``: an entry per action, then the
 # generation), then the greedy discard's scratch, so that no decision allocates.
 _KNOWN_SCRATCH = KNOWN_GEN + 1
-KNOWN_LEN = _KNOWN_SCRATCH + _SFW_LEN
+_KNOWN_FITS = _KNOWN_SCRATCH + _SFW_LEN    # per table meld: the cards it may take (``_tack_candidates``)
+KNOWN_LEN = _KNOWN_FITS + M_MAX
 
 
 @njit(_nrt=False)
@@ -381,7 +383,8 @@ def _tack_may_fit(minfo, g, m, t):
     """False when natural ``t`` certainly cannot be laid off onto table meld ``m`` (wrong suit or
     not next to a run end, wrong rank for a set, a natural for an all-joker set): the cases where
     ``core._run_fit``/``core._set_fit`` return an error whatever else holds, so ``check_action``
-    would reject the tack.  Jokers and everything else are left to ``check_action``."""
+    would reject the tack.  Jokers and everything else are left to ``check_action``.  (The rule
+    card by card; greedy reads it as ``_tack_candidates``' masks, which tests hold equal to it.)"""
     if t == JOKER:
         return True
     kind = minfo[g, m, MI_KIND]
@@ -401,30 +404,39 @@ def _tack_may_fit(minfo, g, m, t):
 
 
 @njit(_nrt=False, inline="always")
-def _tack_candidates(hands, minfo, g, p, nm):
-    """Bit t set for each card type ``t`` seat ``p`` holds that ``_tack_may_fit`` some of the first
-    ``nm`` table melds (a joker always): a superset of the cards greedy can tack, found from the
-    melds' open ends instead of asking every held card about every meld."""
-    may = np.int64(1) << JOKER
+def _tack_candidates(hands, minfo, g, p, nm, fits):
+    """The lay-offs greedy may try, from the melds' open ends instead of asking every held card
+    about every meld.  Fills ``fits[m]`` (m < ``nm``) with bit t for each card type ``t`` that
+    ``_tack_may_fit`` table meld m (a joker always), and returns (bit t for each type seat ``p``
+    holds that some meld may take, bit m for each run holding a joker: the joker moves to try)."""
+    joker = np.int64(1) << JOKER
+    may = joker
+    jruns = np.int64(0)
     for m in range(nm):
         kind = minfo[g, m, MI_KIND]
         key = minfo[g, m, MI_KEY]
+        f = joker
         if kind == MK_RUN:
             lo = minfo[g, m, MI_LO]
             hi = minfo[g, m, MI_HI]
             if lo - 1 >= 1:
-                may |= np.int64(1) << pos_type(key, lo - 1)
+                f |= np.int64(1) << pos_type(key, lo - 1)
             if hi + 1 <= 14:
-                may |= np.int64(1) << pos_type(key, hi + 1)
+                f |= np.int64(1) << pos_type(key, hi + 1)
+            if minfo[g, m, MI_NJ] != 0:
+                jruns |= np.int64(1) << m
         elif kind == MK_SET:
-            may |= ((np.int64(1) << key) | (np.int64(1) << (13 + key)) | (np.int64(1) << (26 + key))
-                    | (np.int64(1) << (39 + key)))
+            f |= ((np.int64(1) << key) | (np.int64(1) << (13 + key)) | (np.int64(1) << (26 + key))
+                  | (np.int64(1) << (39 + key)))
         elif kind != MK_JSET:
-            may = (np.int64(1) << N_TYPES) - 1
-    held = np.int64(0)
-    for t in range(N_TYPES):
-        held |= np.int64(1 if hands[g, p, t] > 0 else 0) << t
-    return may & held
+            f = (np.int64(1) << N_TYPES) - 1
+        fits[m] = f
+        may |= f
+    hand = hands[g, p]
+    held = np.int64(1 if hand[JOKER] > 0 else 0) << JOKER
+    for s in range(4):                   # (13 counts a suit: two overlapping 8-byte loads)
+        held |= (positive_bits8(hand, 13 * s) | (positive_bits8(hand, 13 * s + 5) << 5)) << (13 * s)
+    return may & held, jruns
 
 
 @njit
@@ -773,22 +785,23 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         nm = gs[g, G_N_MELDS]
         if ps[g, seat, PS_LAID] == 1:
             # tack every card it can (naturals first, jokers last), then take jokers by moves;
-            # only the held cards some meld may take are tried (``_tack_candidates``), in the
-            # same order
-            cand = _tack_candidates(hands, minfo, g, seat, nm)
+            # only the held cards some meld may take are tried, on the melds that may take them
+            # (``_tack_candidates``), in the same order
+            fits = known[_KNOWN_FITS:_KNOWN_FITS + M_MAX]
+            cand, jruns = _tack_candidates(hands, minfo, g, seat, nm, fits)
             while cand != 0:
                 t = lowest_bit(cand)
                 cand &= cand - 1
                 for m in range(nm):
-                    if not _tack_may_fit(minfo, g, m, t):
+                    if ((fits[m] >> t) & 1) == 0:
                         continue
                     a = A_TACK + m * N_TYPES + t
                     if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
                                 minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
                         return a
-            for m in range(nm):
-                if minfo[g, m, MI_KIND] != MK_RUN or minfo[g, m, MI_NJ] == 0:
-                    continue
+            while jruns != 0:
+                m = lowest_bit(jruns)
+                jruns &= jruns - 1
                 for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
                     # (a move needs the natural the joker stands for: the cheap part of the check)
                     if (mcards[g, m, q] == JOKER
@@ -816,7 +829,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                     return a
         laid = ps[g, seat, PS_LAID] == 1
         best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
-                                        known[_KNOWN_SCRATCH:])
+                                        known[_KNOWN_SCRATCH:_KNOWN_FITS])
         if best >= 0 and is_legal(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
                                   mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return A_DISCARD + best

@@ -367,9 +367,14 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
             if gs[0, L.G_PHASE] == L.PH_PLAY:
                 nm = gs[0, L.G_N_MELDS]
                 act = gs[0, L.G_ACTIVE]
-                cand = _tack_candidates(A[2], minfo, 0, act, nm)
+                fits = np.zeros(L.M_MAX, dtype=np.int64)
+                cand, jruns = _tack_candidates(A[2], minfo, 0, act, nm, fits)
                 for m in range(nm):
+                    assert ((jruns >> m) & 1) == (minfo[0, m, L.MI_KIND] == L.MK_RUN
+                                                  and minfo[0, m, L.MI_NJ] > 0), m
                     for t in range(L.N_TYPES):
+                        # the meld's mask is the prefilter, card by card
+                        assert ((fits[m] >> t) & 1) == _tack_may_fit(minfo, 0, m, t), (m, t)
                         if not _tack_may_fit(minfo, 0, m, t):
                             assert core._fit_err(minfo, mcards, mas, rv, 0, m, t) != 0, (m, t)
                             checked += 1
