@@ -62,7 +62,7 @@ import numpy as np
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
-from ..melds.search import best_lay_down_must, contract_cards_short, natural_meldable
+from ..melds.search import best_lay_down_must, contract_out_of_reach, natural_meldable
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -99,7 +99,7 @@ from .layout import (
     G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, G_VOIDS, H_MAX, JOKER, K_PLANS, L_MAX, M_MAX,
     MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_ACTIONS,
     N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_OVER, PH_PLAY, PLAN_MELDS, PLAN_REC, PS_CALLS,
-    PS_CERT, PS_CERT_HAND, PS_SHORT, PS_SHORT_CALLS,
+    PS_CERT, PS_CERT_HAND,
     MELD_W, W_BEST, W_FLAT, W_HAND, W_LEN, W_MANIP, W_MEMO_LAID, W_MEMO_NM, W_MEMO_OK, W_MEMO_ROUND,
     W_OUT, W_WS,
     PS_CALLS_BASE, PS_LAID, PS_TOTAL, A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, E_BREAKS_MELD,
@@ -563,23 +563,6 @@ def _memo_plan(hands, plan, g, p, laid, rnd, work):
     return nm
 
 
-@njit(_nrt=False, inline="always")
-def _still_short(ps, hands, rv, g, p, rnd):
-    """Is seat ``p``'s contract out of reach (the search's own pre-test,
-    ``melds.search.contract_out_of_reach``)?  Asked once a draw.  A hand that was short of k > 1
-    cards at the last draw and has gained one card since (this draw; its discard cannot bring
-    it closer) is still short of k - 1 or more: answered without a count.  Cards gained another
-    way (a call; a joker taken in play) make the next draw count again."""
-    short = ps[g, p, PS_SHORT]
-    if short > 1 and ps[g, p, PS_SHORT_CALLS] == ps[g, p, PS_CALLS]:
-        ps[g, p, PS_SHORT] = short - 1
-        return True
-    short = contract_cards_short(hands[g, p], rv, rnd)
-    ps[g, p, PS_SHORT] = short
-    ps[g, p, PS_SHORT_CALLS] = ps[g, p, PS_CALLS]
-    return short > 0
-
-
 @njit(_nrt=False)
 def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     """Fill the lay-down plans of the active player.
@@ -595,7 +578,7 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
         return
     laid = ps[g, p, PS_LAID] == 1
     gs[g, G_PLAN_DEBT] = 0
-    if not laid and _still_short(ps, hands, rv, g, p, gs[g, G_ROUND]):
+    if not laid and contract_out_of_reach(hands[g, p], rv, gs[g, G_ROUND]):
         return          # the search's first test, without its set-up (most draws end here)
     work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
     hand = work[W_HAND:W_OUT]                           # on a memo hit it holds this hand
@@ -693,7 +676,6 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
             ps[g, p, PS_CALLS] = ps[g, p, PS_CALLS_BASE]
         ps[g, p, PS_LAID] = 0
         ps[g, p, PS_CERT] = 0
-        ps[g, p, PS_SHORT] = 0
         for t in range(N_TYPES):
             hands[g, p, t] = 0
     gs[g, G_N_MELDS] = 0
@@ -2145,8 +2127,6 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             if dest > minfo[g, m, MI_HI]:
                 minfo[g, m, MI_HI] = dest
             minfo[g, m, MI_LEN] += 1
-        if gained:
-            ps[g, act, PS_SHORT] = 0         # a card came without a draw: the next draw counts
         if not _holds_more_than(hands, g, act, 0):       # went out (A3)
             _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
                          rv, g, act, EV_WENT_OUT)

@@ -91,10 +91,7 @@ PS_CALLS_BASE = 2    # PS_CALLS when this hand was first dealt (restored if the 
 PS_TOTAL = 3         # cumulative penalty points of the match
 PS_CERT = 4          # 1 + laid when PS_CERT_HAND holds a hand known to have no lay-down, else 0
 PS_CERT_HAND = 5     # ... its card counts (53): the engine's search certificate
-PS_SHORT = PS_CERT_HAND + 53   # cards the hand was short of its contract at its last draw
-                               # (``melds.search.contract_cards_short``; 0: not known)
-PS_SHORT_CALLS = PS_SHORT + 1  # ... and PS_CALLS then (a call brings two cards)
-NPS = PS_SHORT_CALLS + 1
+NPS = PS_CERT_HAND + 53
 
 # ---- table meld columns minfo[g, m, MI_*]
 MI_KIND = 0          # MK_*

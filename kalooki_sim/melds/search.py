@@ -743,40 +743,6 @@ def _sets_need_words(rc_lo, rc_hi, T, smin, snat):
 
 
 @njit(_nrt=False)
-def contract_cards_short(hand, rv, round_idx):
-    """A lower bound on the cards ``hand`` (counts by card type, any integer type) must still gain
-    before the round's contract can be laid down; positive exactly when ``contract_out_of_reach``
-    says so (0 where that test does not apply).
-
-    It moves by at most one a card: a card more lowers it by at most one and a card less never
-    lowers it.  So a hand short of k > 1 cards after a draw is still out of reach after a discard
-    and the next draw, without a count (the engine keeps it per seat, ``PS_SHORT``).  The larger
-    of two parts: the ranks that must still become usable for the sets (each takes a natural;
-    ``_sets_need``'s 99), and the jokers ``_needs_more_jokers`` finds missing, halved when the
-    contract has sets and runs (one natural may shorten a set and a run at once).  Like the
-    pre-test, the runs are counted only when the sets alone do not settle it: a lower bound
-    still."""
-    if (rv[R_OPENING_MODE] != 0 or rv[R_CONTRACT_ALLOW_EXTRA_MELDS] != 0
-            or rv[R_CONTRACT_DISTINCT_SET_RANKS] != 1 or rv[R_CONTRACT_DISTINCT_RUN_SUITS] != 1):
-        return 0
-    base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
-    T = rv[base]
-    F = rv[base + 1]
-    jk = np.int64(hand[52])
-    ranks_short = np.int64(0)
-    jokers_short = -jk
-    if T > 0:
-        lo, hi = rank_count_words(hand)
-        ranks_short = max(T - ranks_above_words(lo, hi, rv[R_SET_MIN_NATURALS] - 1), 0)
-        jokers_short += max(T - ranks_above_words(lo, hi, rv[R_SET_MIN_SIZE] - 1), 0)
-    if ranks_short == 0 and jokers_short <= 0 and F > 0:
-        jokers_short += fewest_missing_in_runs(hand, F, rv)
-    if T > 0 and F > 0:
-        jokers_short = (jokers_short + 1) >> 1
-    return max(ranks_short, jokers_short, 0)
-
-
-@njit(_nrt=False)
 def contract_out_of_reach(hand, rv, round_idx):
     """Does the round's contract need more jokers than ``hand`` (counts by card type, any integer
     type) holds?  Then it has no opening: this is the search's own first test
