@@ -1294,26 +1294,35 @@ def _runs_first(s, jk, used, rem_pen, nruns, rc_lo, rc_hi, depth, ws, stack, rv,
                             add_pen = nj * prm[P_PJ]
                             for q in range(lo, hi + 1):
                                 if ((jmask >> q) & 1) == 0:
-                                    u = pos_type(s, q)
-                                    pool[u] -= 1
-                                    add_pen += pen[u]
-                            stack[depth, 0] = K_RUN
-                            stack[depth, 1] = s
-                            stack[depth, 2] = lo
-                            stack[depth, 3] = hi
-                            stack[depth, 4] = jmask
+                                    add_pen += pen[pos_type(s, q)]
                             # the run's naturals leave their ranks' bytes (an ace at 1 or 14 is
                             # rank 0; a run of both aces takes two)
                             nat = window & ~jmask
                             ranks = (nat >> 1) & 0x1FFE
                             aces = ((nat >> 1) & 1) + ((nat >> 14) & 1)
-                            _runs_first(s + 1, jk - nj, used + add_pen, rem_pen - (add_pen - nj * prm[P_PJ]),
-                                        nruns + 1, rc_lo - spread_bits8(ranks & 0xFF) - aces,
-                                        rc_hi - spread_bits8(ranks >> 5), depth + 1, ws, stack, rv, dp,
-                                        pick)
-                            for q in range(lo, hi + 1):
-                                if ((jmask >> q) & 1) == 0:
-                                    pool[pos_type(s, q)] += 1
+                            c_lo = rc_lo - spread_bits8(ranks & 0xFF) - aces
+                            c_hi = rc_hi - spread_bits8(ranks >> 5)
+                            # the child's bound and joker tests, asked before the call: about half
+                            # the children fail one of them at once (the call would return 0)
+                            if (used + add_pen + prm[P_UB_SETS] + prm[P_RUN_UB + 5 * s + 5 + F - nruns - 1]
+                                    + (jk - nj) * prm[P_PJ] > best[B_USED]
+                                    and prm[P_RUN_JK + 5 * s + 5 + F - nruns - 1]
+                                    + _sets_need_words(c_lo, c_hi, prm[P_T], prm[P_SET_MIN],
+                                                       prm[P_SET_MIN_NAT]) <= jk - nj):
+                                for q in range(lo, hi + 1):
+                                    if ((jmask >> q) & 1) == 0:
+                                        pool[pos_type(s, q)] -= 1
+                                stack[depth, 0] = K_RUN
+                                stack[depth, 1] = s
+                                stack[depth, 2] = lo
+                                stack[depth, 3] = hi
+                                stack[depth, 4] = jmask
+                                _runs_first(s + 1, jk - nj, used + add_pen,
+                                            rem_pen - (add_pen - nj * prm[P_PJ]), nruns + 1, c_lo, c_hi,
+                                            depth + 1, ws, stack, rv, dp, pick)
+                                for q in range(lo, hi + 1):
+                                    if ((jmask >> q) & 1) == 0:
+                                        pool[pos_type(s, q)] += 1
                         if k == 0:
                             break
                         mask = _next_same_popcount(mask)
