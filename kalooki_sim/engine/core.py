@@ -62,7 +62,7 @@ import numpy as np
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
-from ..melds.search import best_lay_down_must, contract_out_of_reach, natural_meldable
+from ..melds.search import best_lay_down_known, contract_out_of_reach, natural_meldable
 from ..rng import rng_below, rng_key, rng_uniform, shuffle_prefix
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_BOTH_ACES_IN_RUN,
@@ -354,36 +354,37 @@ def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
 
 
 @njit(_nrt=False)
-def _best_lay_down(hand, rv, round_idx, min_points, out, work, must):
+def _best_lay_down(hand, rv, round_idx, min_points, out, work, must, in_reach):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]):
     the rules' opening when ``min_points`` < 0, else new melds worth at least ``min_points`` (1:
     any melds at all).  ``work``: the game's search scratch, ``plan[g, 0, PLAN_MELDS:]`` flattened
     (layout ``W_*``; its hand and plan slots are not touched).  ``must``: a natural every such
-    lay-down places every copy of (``_certificate_verdict``), or -1.
+    lay-down places every copy of (``_certificate_verdict``), or -1.  ``in_reach``: the caller
+    found ``contract_out_of_reach`` false for this hand.
     Returns (number of melds or -1, their opening value)."""
     best = work[W_BEST:W_WS]
-    if best_lay_down_must(hand, rv, round_idx, min_points, np.int64(must), out, best,
-                          work[W_WS:W_LEN]) < 0:
+    if best_lay_down_known(hand, rv, round_idx, min_points, np.int64(must), in_reach, out, best,
+                           work[W_WS:W_LEN]) < 0:
         return -1, 0
     return best[1], best[2]
 
 
 @njit(_nrt=False)
-def _search_plan(hand, laid, rv, round_idx, out, work, must):
+def _search_plan(hand, laid, rv, round_idx, out, work, must, in_reach):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]).
 
     Not laid down: the opening (contract, or new melds worth >= opening_min_points).  Laid down:
     any new melds (points mode with minimum 1).  ``must``: ``_certificate_verdict``'s natural (it
-    speaks of those lay-downs, not of the kalooki below), or -1.  Returns the number of melds, -1
-    if none."""
-    nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out, work, must)
+    speaks of those lay-downs, not of the kalooki below), or -1.  ``in_reach``: the caller found
+    ``contract_out_of_reach`` false for this hand.  Returns the number of melds, -1 if none."""
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out, work, must, in_reach)
     if nm >= 0:
         return nm
     if laid or rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 0 or rv[R_OPENING_MODE] != 1:
         return -1
     # V1: a kalooki needs no opening minimum -- offer melds of any value that leave at most the
     # final discard in hand (so the turn ends with an empty hand)
-    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out, work, -1)
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out, work, -1, False)
     if nm < 0:
         return -1
     held = 0
@@ -519,7 +520,7 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     must = _certificate_verdict(ps, rv, g, p, hand, laid)
     if must == CERT_NO_PLAN:
         return False
-    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work, must)
+    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work, must, False)
     work[W_MEMO_OK] = 1
     work[W_MEMO_LAID] = 1 if laid else 0
     work[W_MEMO_ROUND] = gs[g, G_ROUND]
@@ -590,7 +591,7 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
         must = _certificate_verdict(ps, rv, g, p, hand, laid)
         if must == CERT_NO_PLAN:
             return
-        nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work, must)
+        nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work, must, not laid)
     if nm >= 0:
         _offer_plan(plan, plan_n, g, nm)
     else:
@@ -632,7 +633,7 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, wo
     lay-offs in the same turn.  The melds are the best lay-down of any value; they are offered when
     the lay-offs the rest of the hand can make onto the table (a greedy sequence, so a lower
     bound) cover the missing points.  Sets ``G_PLAN_DEBT``; returns the number of melds or -1."""
-    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out, work, -1)
+    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out, work, -1, False)
     if nm < 0:
         return -1
     debt = rv[R_OPENING_MIN_POINTS] - value

@@ -1381,6 +1381,14 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
     ``must`` (-1: nothing known), as when the hand is one without a lay-down plus that card
     (``engine.core._certificate_verdict``).  The search then skips the branches that keep a copy in
     hand; they hold no lay-down, so the result is the same."""
+    return best_lay_down_known(hand, rv, round_idx, min_points, must, False, best_stack, best, ws)
+
+
+@njit(_nrt=False)
+def best_lay_down_known(hand, rv, round_idx, min_points, must, in_reach, best_stack, best, ws):
+    """``best_lay_down_must``, also told whether the caller found the contract in reach already
+    (``contract_out_of_reach`` said no: the engine asks it first of every draw), so that the search
+    does not ask its first test again."""
     prm = ws[_WS_PRM:_WS_NATVAL]
     fill_params(rv, round_idx, prm)
     prm[P_MUST] = must
@@ -1398,7 +1406,7 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
         wbest[k] = best[k]
     contract = prm[P_CONTRACT] == 1
     if contract and prm[P_EXTRA] == 0 and prm[P_DIST_RANK] == 1 and prm[P_DIST_SUIT] == 1:
-        if _contract_needs_more_jokers(hand, prm, rv):
+        if not in_reach and _contract_needs_more_jokers(hand, prm, rv):
             return -1
     pen = rv[R_PENALTY:R_PENALTY + 53]
     natval = ws[_WS_NATVAL:_WS_POOL]
