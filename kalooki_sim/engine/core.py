@@ -384,7 +384,7 @@ def _search_plan(hand, laid, rv, round_idx, out, work, must, in_reach):
         return -1
     # V1: a kalooki needs no opening minimum -- offer melds of any value that leave at most the
     # final discard in hand (so the turn ends with an empty hand)
-    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out, work, -1, False)
+    nm, _ = _best_lay_down(hand, rv, round_idx, 1, out, work, -1, np.bool_(False))
     if nm < 0:
         return -1
     held = 0
@@ -520,7 +520,7 @@ def _hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     must = _certificate_verdict(ps, rv, g, p, hand, laid)
     if must == CERT_NO_PLAN:
         return False
-    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work, must, False)
+    nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], out, work, must, np.bool_(False))
     work[W_MEMO_OK] = 1
     work[W_MEMO_LAID] = 1 if laid else 0
     work[W_MEMO_ROUND] = gs[g, G_ROUND]
@@ -633,7 +633,7 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, wo
     lay-offs in the same turn.  The melds are the best lay-down of any value; they are offered when
     the lay-offs the rest of the hand can make onto the table (a greedy sequence, so a lower
     bound) cover the missing points.  Sets ``G_PLAN_DEBT``; returns the number of melds or -1."""
-    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out, work, -1, False)
+    nm, value = _best_lay_down(hand, rv, gs[g, G_ROUND], 1, out, work, -1, np.bool_(False))
     if nm < 0:
         return -1
     debt = rv[R_OPENING_MIN_POINTS] - value

@@ -1381,14 +1381,16 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
     ``must`` (-1: nothing known), as when the hand is one without a lay-down plus that card
     (``engine.core._certificate_verdict``).  The search then skips the branches that keep a copy in
     hand; they hold no lay-down, so the result is the same."""
-    return best_lay_down_known(hand, rv, round_idx, min_points, must, False, best_stack, best, ws)
+    return best_lay_down_known(hand, rv, round_idx, min_points, must, np.bool_(False), best_stack, best,
+                               ws)
 
 
 @njit(_nrt=False)
 def best_lay_down_known(hand, rv, round_idx, min_points, must, in_reach, best_stack, best, ws):
     """``best_lay_down_must``, also told whether the caller found the contract in reach already
     (``contract_out_of_reach`` said no: the engine asks it first of every draw), so that the search
-    does not ask its first test again."""
+    does not ask its first test again.  (Callers pass a bool, never a literal: a literal compiles
+    a copy of the search's set-up for it.)"""
     prm = ws[_WS_PRM:_WS_NATVAL]
     fill_params(rv, round_idx, prm)
     prm[P_MUST] = must
