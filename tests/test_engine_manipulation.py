@@ -290,7 +290,7 @@ def test_meld_prefilter_never_hides_a_meld(name, kw):
         if not held:
             full[c] += 1
         laid = bool(i % 2) if r.new_melds_after_opening else False
-        nm = _search_plan(full, laid, rv, i % n_rounds, out, work, -1)
+        nm = _search_plan(full, laid, rv, i % n_rounds, out, work, -1, np.bool_(False))
         exact = nm >= 0 and _plan_count(out, nm, c) > 0
         hits += exact
         if exact:
