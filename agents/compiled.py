@@ -47,13 +47,12 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.engine.core import _draw_mode, legal_mask
 from kalooki_sim.bits import (
-    float_bits, lowest_bit, positive_bits8, rank_count_of, rank_count_words, ranks_above,
-    ranks_above_words,
+    float_bits, lowest_bit, rank_count_of, rank_count_words, ranks_above, ranks_above_words,
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
     best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, smallest4,
-    suit_fewest_missing, sum_smallest4, windows_of,
+    suit_fewest_missing, suit_ranks_held, sum_smallest4, windows_of,
 )
 from kalooki_sim.rng import rng_below, rng_uniform
 from kalooki_sim.rulevec import (
@@ -434,8 +433,8 @@ def _tack_candidates(hands, minfo, g, p, nm, fits):
         may |= f
     hand = hands[g, p]
     held = np.int64(1 if hand[JOKER] > 0 else 0) << JOKER
-    for s in range(4):                   # (13 counts a suit: two overlapping 8-byte loads)
-        held |= (positive_bits8(hand, 13 * s) | (positive_bits8(hand, 13 * s + 5) << 5)) << (13 * s)
+    for s in range(4):
+        held |= suit_ranks_held(hand, s) << (13 * s)
     return may & held, jruns
 
 

@@ -2,9 +2,10 @@
 
 Prints JSON lines: for random and greedy 4-player Caribbean hands (single hands, rounds 1-9 in
 turn, so the figure averages over the 9 rounds) the hands/s on 1 thread and on all cores with the
-speed-up, each the median of `--repeats` timed runs (all of them listed too); the same on one core for the other presets (`--presets`); cold and cached compile
-time in fresh processes; and, when `open_spiel` is installed
-(`pip install .[bench]`), OpenSpiel's gin_rummy random games/s measured in the same run.
+speed-up, each the median of `--repeats` timed runs (all of them listed too); the same on one
+core for the other presets (`--presets`); cold and cached compile time in fresh processes; and,
+when `open_spiel` is installed (`pip install .[bench]`), OpenSpiel's gin_rummy random games/s
+measured in the same run.
 
     python benchmarks/simulate.py [--hands 200000]
 """

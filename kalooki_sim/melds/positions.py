@@ -22,12 +22,19 @@ def pos_type(s, q):
 
 
 @njit(_nrt=False, inline="always")
+def suit_ranks_held(hand, s):
+    """Bit r set for each rank r of suit ``s`` held in ``hand`` (counts by card type): the suit's
+    13 counts as two overlapping 8-byte loads (``bits.positive_bits8``)."""
+    b = s * 13
+    return positive_bits8(hand, b) | (positive_bits8(hand, b + 5) << 5)
+
+
+@njit(_nrt=False, inline="always")
 def run_mask(hand, s, lo_min, hi_max):
     """Run positions of suit ``s`` held in ``hand`` (counts by card type) as bits ``lo_min..hi_max``:
     bit q for position q, an ace at bit 1 when ``lo_min`` is 1 and at bit 14 when ``hi_max`` is 14
     (bits 0 and 15 stay clear)."""
-    b = s * 13
-    held = positive_bits8(hand, b) | (positive_bits8(hand, b + 5) << 5)   # bit r: rank r held
+    held = suit_ranks_held(hand, s)
     m = (held & 0x1FFE) << 1
     if lo_min == 1:
         m |= (held & 1) << 1

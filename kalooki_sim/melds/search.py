@@ -1104,8 +1104,7 @@ def _top_rank_penalty(hand, pen, T, min_nat):
                 t1, t2, t3, t4 = _keep_top4(hand[r] * pen[r] + hand[13 + r] * pen[13 + r]
                                             + hand[26 + r] * pen[26 + r] + hand[39 + r] * pen[39 + r],
                                             t1, t2, t3, t4)
-        return ((t1 if T > 0 else 0) + (t2 if T > 1 else 0) + (t3 if T > 2 else 0)
-                + (t4 if T > 3 else 0))
+        return t1 + (t2 if T > 1 else 0) + (t3 if T > 2 else 0) + (t4 if T > 3 else 0)
     total = 0
     taken = 0
     for _ in range(T):
