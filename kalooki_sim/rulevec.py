@@ -194,10 +194,12 @@ R_N_ROUNDS = 87 + 53 + 15
 # per round r (0-based): deal size for 2..6 players, then threes and fours of the contract
 R_ROUND_BASE = R_N_ROUNDS + 1
 ROUND_STRIDE = 7
-# then the best run windows of every held-position mask of a suit (``positions.window_table``)
+# then the best run windows of every held-position mask of a suit (``positions.run_tables``)
 R_WINDOWS = R_ROUND_BASE + MAX_ROUNDS * ROUND_STRIDE
 N_WINDOW_MASKS = 1 << 14
-R_VEC_LEN = R_WINDOWS + N_WINDOW_MASKS
+# then the fewest missing alone, 4 bits a mask (15: no window), 16 to a word (``fewest_of``)
+R_FEWEST = R_WINDOWS + N_WINDOW_MASKS
+R_VEC_LEN = R_FEWEST + N_WINDOW_MASKS // 16
 
 
 def round_deal_index(round_index: int, n_players: int) -> int:

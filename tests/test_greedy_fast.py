@@ -32,13 +32,13 @@ from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.state import State
 from kalooki_sim.melds.positions import (
-    NOT_A_VALUE, best_windows, fewest_of, pos_type, run_mask, smallest4, sum_smallest4, window_table,
+    NOT_A_VALUE, best_windows, fewest_of, pos_type, run_mask, run_tables, smallest4, sum_smallest4,
     windows_of,
 )
 from kalooki_sim.rng import rng_key
 from kalooki_sim.rulevec import (
     N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_PENALTY, R_RUN_MIN_SIZE,
-    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, R_WINDOWS,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, R_VEC_LEN, R_WINDOWS,
 )
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american"]
@@ -54,7 +54,7 @@ def _caribbean_with(knobs):
     rv = np.array(load_rules("caribbean").to_vector(), dtype=np.int64)
     for i, v in knobs.items():
         rv[i] = v
-    rv[R_WINDOWS:] = window_table(rv[R_RUN_MIN_SIZE], 2 - rv[R_ACE_LOW], 13 + rv[R_ACE_HIGH])
+    rv[R_WINDOWS:] = run_tables(rv[R_RUN_MIN_SIZE], 2 - rv[R_ACE_LOW], 13 + rv[R_ACE_HIGH])
     return rv
 
 
@@ -281,7 +281,7 @@ def test_window_table_is_best_windows_of_every_mask(preset):
     for the rules' own window length and aces."""
     r = load_rules(preset)
     rv = np.ascontiguousarray(r.to_vector(), dtype=np.int64)
-    assert rv.shape == (R_WINDOWS + N_WINDOW_MASKS,)
+    assert rv.shape == (R_VEC_LEN,)
     lo_min, hi_max = 1 if r.ace_low else 2, 14 if r.ace_high else 13
     assert _table_mismatches(rv, r.run_min_size, lo_min, hi_max) == (0, 1 << (hi_max - lo_min + 1))
 
@@ -290,9 +290,9 @@ def test_window_table_is_best_windows_of_every_mask(preset):
 def test_window_table_holds_every_run_length(w):
     """Every window length and ace choice round-trips through the table, including lengths no
     window fits (fewest missing 99)."""
-    rv = np.zeros(R_WINDOWS + N_WINDOW_MASKS, dtype=np.int64)
+    rv = np.zeros(R_VEC_LEN, dtype=np.int64)
     for lo_min, hi_max in ((1, 14), (1, 13), (2, 14), (2, 13)):
-        rv[R_WINDOWS:] = window_table(w, lo_min, hi_max)
+        rv[R_WINDOWS:] = run_tables(w, lo_min, hi_max)
         assert _table_mismatches(rv, w, lo_min, hi_max) == (0, 1 << (hi_max - lo_min + 1))
 
 
@@ -304,7 +304,7 @@ def test_window_table_follows_the_run_rules():
     c = load_rules("caribbean", ace_high=False).to_vector()
     assert not np.array_equal(a[R_WINDOWS:], b[R_WINDOWS:])
     assert not np.array_equal(a[R_WINDOWS:], c[R_WINDOWS:])
-    assert np.array_equal(a[R_WINDOWS:], window_table(4, 1, 14))
+    assert np.array_equal(a[R_WINDOWS:], run_tables(4, 1, 14))
 
 
 def _random_hand(rng, hands):

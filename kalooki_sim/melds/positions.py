@@ -10,7 +10,7 @@ import numpy as np
 
 from ..bits import highest_bit, lowest_bit, positive_bits8
 from ..jit import njit
-from ..rulevec import N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_WINDOWS
+from ..rulevec import N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_FEWEST, R_WINDOWS
 
 NOT_A_VALUE = 1 << 40       # ``smallest4``'s next value when all four are summed
 
@@ -116,6 +116,21 @@ def window_table(w, lo_min, hi_max):
     return out
 
 
+def run_tables(w, lo_min, hi_max):
+    """The rules vector's tail from ``R_WINDOWS``: ``window_table``, then each entry's fewest
+    missing again, 4 bits each (15 for 99: no window fits), 16 to an int64 word (``R_FEWEST``).
+
+    The engine's contract pre-test and greedy's wishes ask for the fewest missing alone several
+    times a decision: its 8 KB stay in the first-level cache, where the whole table (128 KB) does
+    not (a lookup there was the slowest instruction of greedy's wish)."""
+    windows = window_table(w, lo_min, hi_max)
+    b = np.minimum(windows & 255, 15).astype(np.uint64).reshape(-1, 16)
+    words = np.zeros(b.shape[0], dtype=np.uint64)
+    for i in range(16):
+        words |= b[:, i] << np.uint64(4 * i)
+    return np.concatenate([windows, words.view(np.int64)])
+
+
 @njit(_nrt=False, inline="always")
 def windows_of(rv, pm):
     """``best_windows(pm, run_min_size, lo_min, hi_max)`` of the rules ``rv``, from their table."""
@@ -125,8 +140,10 @@ def windows_of(rv, pm):
 
 @njit(_nrt=False, inline="always")
 def fewest_of(rv, pm):
-    """``windows_of(rv, pm)[0]``: the fewest missing alone."""
-    return rv[R_WINDOWS + (pm >> 1)] & 255
+    """``windows_of(rv, pm)[0]``: the fewest missing alone, from its own small table
+    (``run_tables``: 4 bits a mask, 15 standing for 99)."""
+    x = (rv[R_FEWEST + (pm >> 5)] >> (((pm >> 1) & 15) << 2)) & 15
+    return x + ((x + 1) >> 4) * 84
 
 
 @njit(_nrt=False, inline="always")
