@@ -156,7 +156,7 @@ def _sets_part(hist, smin, T):
     return total
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")     # once per discard: a call would pass some 30 words
 def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     """Fill ``sfw`` for seat ``p``'s hand; returns False when the fast path does not apply
     (a set minimum beyond the workspace) and the caller must use ``contract_shortfall``."""
@@ -537,18 +537,22 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
 def _usefulness_ranks(gapw, sfw):
     """Fill ``sfw[_SFW_U_RANK + 3 * n_one + n_gap]`` with the order of the usefulness
     ``n_one + gapw * n_gap`` (n_one 0..6, n_gap 0..2: the most ``_usefulness_counts`` gives)
-    among all 21, equal values equal: an integer that compares like the float.  Kept until the
-    gap weight changes (a seat's gap weight is fixed, so this runs about once a game)."""
-    key = float_bits(gapw) + 1
-    if sfw[_SFW_U_GAPW] == key:
-        return
+    among all 21, equal values equal: an integer that compares like the float.  Kept, with
+    ``_usefulness_key(gapw)`` in ``sfw[_SFW_U_GAPW]``, until the gap weight changes (a seat's gap
+    weight is fixed, so the caller's check finds it there and this runs about once a game)."""
     for i in range(21):
         ui = np.float64(i // 3) + gapw * np.float64(i % 3)
         below = 0
         for j in range(21):
             below += 1 if np.float64(j // 3) + gapw * np.float64(j % 3) < ui else 0
         sfw[_SFW_U_RANK + i] = below
-    sfw[_SFW_U_GAPW] = key
+    sfw[_SFW_U_GAPW] = _usefulness_key(gapw)
+
+
+@njit(_nrt=False, inline="always")
+def _usefulness_key(gapw):
+    """What ``sfw[_SFW_U_GAPW]`` holds once ``_usefulness_ranks`` has filled it for ``gapw``."""
+    return float_bits(gapw) + 1
 
 
 @njit(_nrt=False, inline="always")
@@ -569,7 +573,7 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     integer per card, so the pick is two running minima without a branch: comparing the three
     parts one after another mispredicted about half the time.  Penalties are at most 1000
     (``rules`` checks), which the 10-bit field relies on.  The held cards are visited by the set
-    bits of each suit's run positions, not by a scan of all 52 types."""
+    bits of one word (each suit's ranks, from its run positions), not by a scan of all 52 types."""
     use_sf = not laid and contract
     fast = use_sf and _sf_prepare(hands, rv, g, seat, rnd, sfw)
     use_u = not laid or not contract
@@ -580,13 +584,13 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     if not fast:                     # (``_sf_prepare`` stored them)
         for s in range(4):
             sfw[_SFW_PM + s] = run_mask(hand, s, 2 - ace_low, 13 + ace_high)
-    # the ranks held in each suit (the run positions 2..13 are ranks 1..12): the cards to visit,
-    # and per rank the suits holding it (usefulness), four bit tests instead of four loads
+    # the ranks held in each suit (the run positions 2..13 are ranks 1..12): per rank the suits
+    # holding it (usefulness), four bit tests instead of four loads
     held0 = _held_ranks(hand, sfw, 0)
     held1 = _held_ranks(hand, sfw, 1)
     held2 = _held_ranks(hand, sfw, 2)
     held3 = _held_ranks(hand, sfw, 3)
-    if use_u:
+    if use_u and sfw[_SFW_U_GAPW] != _usefulness_key(gapw):
         _usefulness_ranks(gapw, sfw)
     smin1 = rv[R_SET_MIN_SIZE] + 1
     F = rv[R_ROUND_BASE + rnd * ROUND_STRIDE + 6]
@@ -594,42 +598,42 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     none = np.int64(1) << 62
     best = none
     second = none
-    for s in range(4):
-        pm = sfw[_SFW_PM + s]
-        cov = sfw[_SFW_COV + s]
-        run_drop = sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]
-        ace_sf = np.int64(0)
-        if fast and hand[13 * s] > 0:
-            # ``_sf_changed(.., ace, -1, ..)``: without the ace the suit's fewest missing is one
-            # more or the same (a window holds at most one of its two positions), so the run
-            # term is the one of a suit one worse (``_SFW_RUN_DROP``) or unchanged
-            ace_sf = -np.int64(hand[JOKER]) + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC], smin1)]
-            if F > 0:
-                ace_sf += sfw[_SFW_RUN_SAME] + (run_drop if sfw[_SFW_SB_ACE + s] != sfw[_SFW_SB + s]
+    # every held natural in one loop, by the set bits of one word (suit-major, so the same order
+    # as the types): a loop per suit mispredicted its exit four times a call
+    left = held0 | (held1 << 13) | (held2 << 26) | (held3 << 39)
+    while left != 0:
+        t = lowest_bit(left)
+        left &= left - 1
+        s = (t * 5) >> 6                     # t // 13 for t < 52
+        r = t - 13 * s
+        h = np.int64(hand[t])
+        sf = np.int64(0)
+        if fast:
+            run_drop = sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]
+            if r == 0:
+                # ``_sf_changed(.., ace, -1, ..)``: without the ace the suit's fewest missing is
+                # one more or the same (a window holds at most one of its two positions), so the
+                # run term is the one of a suit one worse (``_SFW_RUN_DROP``) or unchanged
+                sf = -np.int64(hand[JOKER]) + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC], smin1)]
+                if F > 0:
+                    sf += sfw[_SFW_RUN_SAME] + (run_drop if sfw[_SFW_SB_ACE + s] != sfw[_SFW_SB + s]
                                                 else 0)
-        held = held0 if s == 0 else held1 if s == 1 else held2 if s == 2 else held3
-        while held != 0:                     # (lowest rank first)
-            r = lowest_bit(held)
-            held &= held - 1
-            t = 13 * s + r
-            h = np.int64(hand[t])
-            sf = np.int64(0)
-            if fast:
+            else:
                 # ``_sf_changed(.., t, -1, ..)`` for a natural other than an ace, spelled out
-                drop = ((cov >> (r + 1)) & 1) * (1 if h == 1 else 0)
+                drop = ((sfw[_SFW_COV + s] >> (r + 1)) & 1) * (1 if h == 1 else 0)
                 sf = base_sf + drop * run_drop + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC + r], smin1)]
-                sf = ace_sf if r == 0 else sf
-            elif use_sf:
-                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
-            u_rank = np.int64(0)
-            if use_u:
-                suits = (((held0 >> r) & 1) + ((held1 >> r) & 1) + ((held2 >> r) & 1)
-                         + ((held3 >> r) & 1))
-                n_one, n_gap = _usefulness_counts(r, h, 1, suits, pm, ace_low, ace_high, dup)
-                u_rank = sfw[_SFW_U_RANK + 3 * n_one + n_gap]
-            key = ((sf + 2048) << 48) | (u_rank << 40) | ((1023 - rv[R_PENALTY + t]) << 8) | t
-            second = min(second, max(best, key))
-            best = min(best, key)
+        elif use_sf:
+            sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+        u_rank = np.int64(0)
+        if use_u:
+            suits = (((held0 >> r) & 1) + ((held1 >> r) & 1) + ((held2 >> r) & 1)
+                     + ((held3 >> r) & 1))
+            n_one, n_gap = _usefulness_counts(r, h, 1, suits, sfw[_SFW_PM + s], ace_low, ace_high,
+                                              dup)
+            u_rank = sfw[_SFW_U_RANK + 3 * n_one + n_gap]
+        key = ((sf + 2048) << 48) | (u_rank << 40) | ((1023 - rv[R_PENALTY + t]) << 8) | t
+        second = min(second, max(best, key))
+        best = min(best, key)
     return (-1 if best == none else best & 255), (-1 if second == none else second & 255)
 
 
