@@ -51,7 +51,7 @@ from kalooki_sim.bits import (
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
-    fewest_missing_in_runs, fewest_of, fewest_with, pos_type, run_mask, smallest4,
+    best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, smallest4,
     suit_fewest_missing, suit_ranks_held, sum_smallest4, windows_of,
 )
 from kalooki_sim.rng import rng_below, rng_uniform
@@ -496,8 +496,8 @@ def _closer_with(hands, rv, g, p, round_idx, t):
             # t fills one position: suit s's best drops (by one) exactly when a window attaining
             # it covers that position, and the sum of the F best suits then drops exactly when
             # fewer than F other suits are strictly better
-            b, b_with = fewest_with(hands[g, p], s, rv, r + 1)
-            if b_with == b:
+            b, covered = best_window_covers(hands[g, p], s, rv, r + 1)
+            if not covered:
                 return False
             if F >= 4:
                 return True

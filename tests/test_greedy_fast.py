@@ -274,37 +274,6 @@ def _table_mismatches(rv, w, lo_min, hi_max):
     return bad, n
 
 
-@njit
-def _covers_mismatches(rv, lo_min, hi_max):
-    """(empty positions q of masks where ``fewest_of`` of the mask with q held is not one less
-    exactly when ``windows_of``' third mask has q, pairs checked)."""
-    bad = 0
-    n = 0
-    for i in range(N_WINDOW_MASKS):
-        pm = np.int64(i) << 1
-        if (lo_min == 2 and (pm >> 1) & 1) or (hi_max == 13 and (pm >> 14) & 1):
-            continue
-        b, _, some = windows_of(rv, pm)
-        for q in range(lo_min, hi_max + 1):
-            if (pm >> q) & 1:
-                continue
-            n += 1
-            lowered = fewest_of(rv, pm | (np.int64(1) << q)) < b
-            if lowered != (((some >> q) & 1) == 1):
-                bad += 1
-    return bad, n
-
-
-@pytest.mark.parametrize("knobs", KNOBS)
-def test_fewest_with_a_position_drops_exactly_where_a_best_window_covers_it(knobs):
-    """``positions.fewest_with`` (greedy's call and draw wish) reads the small table twice instead
-    of the large table's cover mask: the two agree for every empty position of every mask."""
-    rv = _caribbean_with(knobs)
-    lo_min, hi_max = 2 - rv[R_ACE_LOW], 13 + rv[R_ACE_HIGH]
-    bad, n = _covers_mismatches(rv, lo_min, hi_max)
-    assert n > 10_000 and bad == 0
-
-
 @pytest.mark.parametrize("preset", PRESETS + ["k40+v4"])
 def test_window_table_is_best_windows_of_every_mask(preset):
     """The rules vector's window table (``windows_of`` and ``fewest_of``, what the agent, the

@@ -153,12 +153,11 @@ def suit_mask(hand, s, rv):
 
 
 @njit(_nrt=False, inline="always")
-def fewest_with(hand, s, rv, q):
-    """(``suit_fewest_missing``, the same with position ``q`` held too): two lookups in the small
-    table.  It is one less exactly when a window attaining the fewest covers an empty ``q``
-    (what ``windows_of``' third mask tells, from the large table)."""
-    pm = suit_mask(hand, s, rv)
-    return fewest_of(rv, pm), fewest_of(rv, pm | (np.int64(1) << q))
+def best_window_covers(hand, s, rv, q0):
+    """(``suit_fewest_missing``, does a window attaining it cover position ``q0``?): a card added
+    at an empty ``q0`` lowers the suit's fewest missing exactly when one does."""
+    best, _, some = windows_of(rv, suit_mask(hand, s, rv))
+    return best, q0 >= 0 and ((some >> q0) & 1) == 1
 
 
 @njit(_nrt=False, inline="always")
