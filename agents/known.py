@@ -10,7 +10,7 @@ measurable share of a greedy hand).
 
 from __future__ import annotations
 
-from kalooki_sim.engine.core import NEEDS_FLOW, NEEDS_TABLE, check_action, check_by_phase, check_flow_action
+from kalooki_sim.engine.core import NEEDS_TABLE, check_action, check_flow_action
 from kalooki_sim.engine.layout import N_ACTIONS
 from kalooki_sim.jit import njit
 
@@ -28,11 +28,8 @@ def forget_known(known):
 @njit(inline="always")
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
-    # the phase answers passes and stock draws; the flow check (five arrays to pass, not 14) all
-    # but lay-downs, lay-offs and moves
-    e = check_by_phase(gs, g, a)
-    if e == NEEDS_FLOW:
-        e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
+    # the flow check (five arrays to pass, not 14) answers all but lay-downs, lay-offs and moves
+    e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
     if e == NEEDS_TABLE:
         e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                          hscore, hwin, rv, g, a)

@@ -1567,25 +1567,6 @@ def _pending(gs, g):
 
 # ``check_flow_action``'s answer when the table decides (``check_action`` does)
 NEEDS_TABLE = -1
-# ``check_by_phase``'s answer when the phase alone does not decide (``check_flow_action`` does)
-NEEDS_FLOW = -2
-
-
-@njit(_nrt=False, inline="always")
-def check_by_phase(gs, g, a):
-    """``check_flow_action``'s answer for a pass or a stock draw, which the phase alone decides
-    (``NEEDS_FLOW`` for other actions, and in the dealer's upcard swap, where a pass declines it).
-
-    Greedy asks these two about a hundred times a hand (every call window it passes, every stock
-    draw): inlined, with the action a constant, the check is two loads instead of a call that
-    passes five arrays."""
-    if (a != A_PASS and a != A_DRAW_STOCK) or gs[g, G_PHASE] == PH_UPSWAP:
-        return NEEDS_FLOW
-    if gs[g, G_TERMINAL] != 0:
-        return E_TERMINAL
-    if a == A_PASS:
-        return 0 if gs[g, G_PHASE] == PH_CALL else E_WRONG_PHASE
-    return 0 if gs[g, G_PHASE] == PH_DRAW else E_WRONG_PHASE
 
 
 @njit(_nrt=False)
@@ -1598,9 +1579,6 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
     It exists because passing arguments is most of the cost of such a check: numba passes each
     state array as a dozen machine words, so a call with all 14 costs about 20 ns (a microbenchmark
     of an empty kernel: 24 ns against 7 ns with four), while a hand asks a hundred of these."""
-    e = check_by_phase(gs, g, a)
-    if e != NEEDS_FLOW:
-        return e
     if gs[g, G_TERMINAL] != 0:
         return E_TERMINAL
     if a < 0 or a >= N_ACTIONS:
