@@ -47,7 +47,8 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.engine.core import _draw_mode, legal_mask
 from kalooki_sim.bits import (
-    float_bits, lowest_bit, rank_count_of, rank_count_words, ranks_above, ranks_above_words,
+    byte_tops, float_bits, lowest_bit, rank_count_of, rank_count_words, rank_tops_above, ranks_above,
+    ranks_above_words, twice_bits8,
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import (
@@ -137,8 +138,9 @@ _SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses o
                                      # c = smin + 1 stands for "more than smin": unchanged)
 # ``_discard_pick``'s own part:
 _SFW_SB_ACE = _SFW_SET_MINUS + _SFW_HMAX  # per suit: fewest missing once an ace leaves (4)
-_SFW_U_RANK = _SFW_SB_ACE + 4            # order of n_one + gapw * n_gap, index 3 * n_one + n_gap
-_SFW_U_GAPW = _SFW_U_RANK + 21           # ... for this gap weight (float bits + 1; 0: none yet)
+_SFW_DSET = _SFW_SB_ACE + 4              # bit r: one natural of rank r leaving raises the set term
+_SFW_U_ORDER = _SFW_DSET + 1             # the 21 usefulness counts in order (``_usefulness_order``)
+_SFW_U_GAPW = _SFW_U_ORDER + 21          # ... for this gap weight (float bits + 1; 0: none yet)
 _SFW_LEN = _SFW_U_GAPW + 1
 
 
@@ -219,18 +221,27 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         total += sfw[_SFW_RUN_SAME]
     for c in range(smin + 2):
         sfw[_SFW_SET_MINUS + c] = 0
+    dset = np.int64(0)
     if T > 0:
         same = _sets_part(sfw[_SFW_HIST:_SFW_HIST + smin + 1], smin, T)
         # a rank held c times (1..smin) loses one: its need v = smin - c grows by one, and the sum
         # of the T smallest needs grows with it exactly when no rank left out of those T has need
         # <= v, i.e. when at most T ranks have need <= v (are held c times or more)
         n_le = 0
+        c_low = smin + 1          # the fewest naturals of a rank whose loss raises the term
         for c in range(smin, 0, -1):
             n_le += sfw[_SFW_HIST + smin - c]
             sfw[_SFW_SET_MINUS + c] = same + (1 if n_le <= T else 0)
+            c_low = c if n_le <= T else c_low
         sfw[_SFW_SET_MINUS + smin + 1] = same
         total += same
+        # n_le grows as c falls, so the ranks whose loss raises the term are those held c_low to
+        # smin times
+        from_lo, from_hi = rank_tops_above(lo, hi, c_low - 1)
+        over_lo, over_hi = rank_tops_above(lo, hi, smin)
+        dset = byte_tops(from_lo & ~over_lo) | (byte_tops(from_hi & ~over_hi) << 5)
     sfw[_SFW_BASE] = total
+    sfw[_SFW_DSET] = dset
     return True
 
 
@@ -299,8 +310,7 @@ def card_usefulness(hands, rv, g, p, t, held, gapw):
     Counts the other suits of its rank held (and a second copy when sets may repeat a suit) and
     same-suit cards one rank away (1 each) and two ranks away (``gapw`` each), aces at both
     ends where the rules allow.  ``held = 1`` when ``t`` itself is in the hand (excluded).  Jokers
-    are always very useful.  (The counts are summed as integers and weighted once, so
-    ``_usefulness_counts`` gives exactly the same float.)
+    are always very useful.  (``_usefulness_planes`` counts the same for every held card at once.)
     """
     if t == JOKER:
         return 100.0
@@ -341,32 +351,6 @@ def card_usefulness(hands, rv, g, p, t, held, gapw):
                     n_one += 1
                 else:
                     n_gap += 1
-    return np.float64(n_one) + gapw * np.float64(n_gap)
-
-
-@njit(_nrt=False, inline="always")
-def _usefulness_counts(r, h, held, suits, pm, ace_low, ace_high, dup):
-    """``card_usefulness``'s two counts ``(n_one, n_gap)`` for a natural of rank ``r`` held ``h``
-    times, from its suit's run positions ``pm`` (``positions.run_mask``) and the number of suits
-    of its rank held (``suits``): a few bit tests instead of a neighbour scan, both ends of an ace
-    chosen by select."""
-    q = r + 1
-    n_one = (suits - (1 if h > 0 else 0) + dup * (1 if h - held > 0 else 0)
-             + (ace_low * ((pm >> 2) & 1) + ace_high * ((pm >> 13) & 1) if r == 0
-                else ((pm >> (q - 1)) & 1) + ((pm >> (q + 1)) & 1)))
-    n_gap = (ace_low * ((pm >> 3) & 1) + ace_high * ((pm >> 12) & 1) if r == 0
-             else ((pm >> (q - 2)) & 1) + ((pm >> (q + 2)) & 1))
-    return n_one, n_gap
-
-
-@njit(_nrt=False)
-def _usefulness_masked(hands, g, p, t, held, pm, ace_low, ace_high, dup, gapw):
-    """``card_usefulness`` of natural ``t`` by ``_usefulness_counts`` (tests hold the two equal)."""
-    r = t % 13
-    suits = ((1 if hands[g, p, r] > 0 else 0) + (1 if hands[g, p, 13 + r] > 0 else 0)
-             + (1 if hands[g, p, 26 + r] > 0 else 0) + (1 if hands[g, p, 39 + r] > 0 else 0))
-    n_one, n_gap = _usefulness_counts(r, np.int64(hands[g, p, t]), held, suits, pm, ace_low, ace_high,
-                                      1 if dup else 0)
     return np.float64(n_one) + gapw * np.float64(n_gap)
 
 
@@ -533,32 +517,146 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
     return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
 
 
+# Greedy's discard pick works on the held naturals as bit masks, four 16-bit lanes to a word:
+# natural (s, r) is bit 16 * s + r (suit-major like the card types, so the lowest bit of a mask is
+# its first card type).  A lane holds the suit's ranks, or (``_suit_lanes``) its run positions.
+_LANE_BIT0 = 0x0001000100010001       # bit 0 of each lane (the aces, in rank lanes)
+_LANE_RANKS = 0x1FFE1FFE1FFE1FFE      # bits 1..12 of each lane (the ranks 2..K)
+_LANE_COPY = 0x0001000100010001       # multiplier: a 13-bit rank mask into every lane
+
+
+@njit(_nrt=False, inline="always")
+def _lane_type(b):
+    """Card type of bit ``b`` of a lane mask."""
+    return 13 * (b >> 4) + (b & 15)
+
+
+@njit(_nrt=False, inline="always")
+def _add_bit(p0, p1, p2, x):
+    """The 3-bit counters ``p2 p1 p0`` (one per bit position) plus the bits of ``x`` (no counter
+    may pass 7)."""
+    c0 = p0 & x
+    c1 = p1 & c0
+    return p0 ^ x, p1 ^ c0, p2 | c1
+
+
+@njit(_nrt=False, inline="always")
+def _usefulness_planes(held, pos, twice, ace_low, ace_high, dup):
+    """``card_usefulness``'s two counts for every held natural at once (lane masks: ``held`` the
+    naturals, ``pos`` each suit's run positions, ``twice`` the naturals held twice or more;
+    ``ace_low``/``ace_high`` all ones or zero): ``n_one + 1`` as three bit planes and ``n_gap`` as
+    two.  ``n_one + 1`` is the suits holding the rank, the natural's own included, plus a second
+    copy (when sets may repeat a suit) and the same-suit neighbours one rank away; ``n_gap`` the
+    neighbours two ranks away.  A natural of rank r sits at run position r + 1, so its neighbours
+    are the positions r, r + 2 (one away) and r - 1, r + 3 (two away): shifts of ``pos``; an ace's
+    are 2 and 13, 3 and 12, as far as the ends it may take."""
+    h0 = held & 0x1FFF
+    h1 = (held >> 16) & 0x1FFF
+    h2 = (held >> 32) & 0x1FFF
+    h3 = (held >> 48) & 0x1FFF
+    a0 = h0 ^ h1
+    a1 = h0 & h1
+    b0 = h2 ^ h3
+    b1 = h2 & h3
+    carry = a0 & b0
+    p0 = (a0 ^ b0) * _LANE_COPY
+    p1 = (a1 ^ b1 ^ carry) * _LANE_COPY
+    p2 = ((a1 & b1) | (carry & (a1 ^ b1))) * _LANE_COPY
+    one_lo = (pos & _LANE_RANKS) | (ace_low & (pos >> 2) & _LANE_BIT0)
+    one_hi = ((pos >> 2) & _LANE_RANKS) | (ace_high & (pos >> 13) & _LANE_BIT0)
+    gap_lo = ((pos << 1) & _LANE_RANKS) | (ace_low & (pos >> 3) & _LANE_BIT0)
+    gap_hi = ((pos >> 3) & _LANE_RANKS) | (ace_high & (pos >> 12) & _LANE_BIT0)
+    p0, p1, p2 = _add_bit(p0, p1, p2, twice & dup)
+    p0, p1, p2 = _add_bit(p0, p1, p2, one_lo)
+    p0, p1, p2 = _add_bit(p0, p1, p2, one_hi)
+    return p0, p1, p2, gap_lo ^ gap_hi, gap_lo & gap_hi
+
+
 @njit(_nrt=False)
-def _usefulness_ranks(gapw, sfw):
-    """Fill ``sfw[_SFW_U_RANK + 3 * n_one + n_gap]`` with the order of the usefulness
-    ``n_one + gapw * n_gap`` (n_one 0..6, n_gap 0..2: the most ``_usefulness_counts`` gives)
-    among all 21, equal values equal: an integer that compares like the float.  Kept, with
+def _usefulness_order(gapw, sfw):
+    """Fill ``sfw[_SFW_U_ORDER:]`` with the 21 pairs (n_one 0..6, n_gap 0..2: the most
+    ``card_usefulness`` counts) in the order of ``n_one + gapw * n_gap``, each as
+    ``(n_one + 1) | n_gap << 3 | last << 5``, ``last`` marking the end of a run of equal values
+    (cards of equal usefulness are told apart by their penalty).  Kept, with
     ``_usefulness_key(gapw)`` in ``sfw[_SFW_U_GAPW]``, until the gap weight changes (a seat's gap
     weight is fixed, so the caller's check finds it there and this runs about once a game)."""
-    for i in range(21):
-        ui = np.float64(i // 3) + gapw * np.float64(i % 3)
-        below = 0
-        for j in range(21):
-            below += 1 if np.float64(j // 3) + gapw * np.float64(j % 3) < ui else 0
-        sfw[_SFW_U_RANK + i] = below
+    k = 0
+    done = np.int64(0)
+    while k < 21:
+        low = 1e300
+        for i in range(21):
+            if ((done >> i) & 1) == 0:
+                low = min(low, np.float64(i // 3) + gapw * np.float64(i % 3))
+        for i in range(21):
+            if ((done >> i) & 1) == 0 and np.float64(i // 3) + gapw * np.float64(i % 3) == low:
+                done |= np.int64(1) << i
+                sfw[_SFW_U_ORDER + k] = (i // 3 + 1) | ((i % 3) << 3)
+                k += 1
+        sfw[_SFW_U_ORDER + k - 1] |= 1 << 5
     sfw[_SFW_U_GAPW] = _usefulness_key(gapw)
 
 
 @njit(_nrt=False, inline="always")
 def _usefulness_key(gapw):
-    """What ``sfw[_SFW_U_GAPW]`` holds once ``_usefulness_ranks`` has filled it for ``gapw``."""
+    """What ``sfw[_SFW_U_GAPW]`` holds once ``_usefulness_order`` has filled it for ``gapw``."""
     return float_bits(gapw) + 1
 
 
 @njit(_nrt=False, inline="always")
-def _held_ranks(hand, sfw, s):
-    """Bit r set for each rank r of suit ``s`` in ``hand``, from its run positions in ``sfw``."""
-    return ((sfw[_SFW_PM + s] >> 1) & 0x1FFE) | (1 if hand[13 * s] > 0 else 0)
+def _counts_equal(p0, p1, p2, g0, g1, code):
+    """The bits whose counts (``_usefulness_planes``) are the pair ``code`` (``_usefulness_order``)."""
+    return ~((p0 ^ -(code & 1)) | (p1 ^ -((code >> 1) & 1)) | (p2 ^ -((code >> 2) & 1))
+             | (g0 ^ -((code >> 3) & 1)) | (g1 ^ -((code >> 4) & 1)))
+
+
+@njit(_nrt=False, inline="always")
+def _suit_lanes(hand, sfw, want_twice):
+    """(held naturals, run positions, naturals held twice or more) of ``hand`` as lane masks, from
+    the suits' run positions in ``sfw`` (an ace's rank bit from the hand: it may sit at no end);
+    the third only when ``want_twice`` (else 0)."""
+    pos = (sfw[_SFW_PM] | (sfw[_SFW_PM + 1] << 16) | (sfw[_SFW_PM + 2] << 32)
+           | (sfw[_SFW_PM + 3] << 48))
+    aces = ((1 if hand[0] > 0 else 0) | ((1 if hand[13] > 0 else 0) << 16)
+            | ((1 if hand[26] > 0 else 0) << 32) | ((1 if hand[39] > 0 else 0) << 48))
+    twice = np.int64(0)
+    for s in range(4 if want_twice else 0):
+        twice |= (twice_bits8(hand, 13 * s) | (twice_bits8(hand, 13 * s + 5) << 5)) << (16 * s)
+    return ((pos >> 1) & _LANE_RANKS) | np.int64(aces), pos, twice
+
+
+@njit(_nrt=False, inline="always")
+def _shortfall_classes(sfw, held, twice):
+    """The held naturals whose discard leaves the shortfall as it is, one more, two more (lane
+    masks), from ``_sf_prepare``'s workspace.  A natural's loss raises the set term when its rank
+    is in ``_SFW_DSET``, and the run term when its suit's best window then grows
+    (``_SFW_RUN_DROP``): for a natural other than an ace, its last copy at a position every best
+    window covers; for an ace, when the suit's best without it (``_SFW_SB_ACE``) is worse."""
+    run = np.int64(0)
+    aces = np.int64(0)
+    for s in range(4):
+        grows = -(sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME])          # all ones or zero
+        run |= (grows & ((sfw[_SFW_COV + s] >> 1) & 0x1FFE)) << (16 * s)
+        aces |= (grows & (1 if sfw[_SFW_SB_ACE + s] != sfw[_SFW_SB + s] else 0)) << (16 * s)
+    run = (run & ~twice) | aces
+    sets = sfw[_SFW_DSET] * _LANE_COPY
+    return held & ~(run | sets), held & (run ^ sets), held & run & sets
+
+
+@njit(_nrt=False)
+def _shortfall_classes_slow(hands, rv, g, seat, rnd, held):
+    """``_shortfall_classes`` from ``_shortfall_with`` card by card (a set minimum beyond the
+    workspace)."""
+    base = contract_shortfall(hands, rv, g, seat, rnd)
+    c1 = np.int64(0)
+    c2 = np.int64(0)
+    left = held
+    while left != 0:
+        b = lowest_bit(left)
+        left &= left - 1
+        d = _shortfall_with(hands, rv, g, seat, rnd, _lane_type(b), -1) - base
+        c1 |= (np.int64(1) << b) if d == 1 else 0
+        c2 |= (np.int64(1) << b) if d >= 2 else 0
+    return held & ~(c1 | c2), c1, c2
 
 
 @njit(_nrt=False)
@@ -569,71 +667,63 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     best of the others, hence the best legal card if it is legal, and only then does greedy check
     every card.  ``sfw``: scratch, int64[_SFW_LEN] (``_sf_prepare``'s workspace).
 
-    The measure (shortfall, usefulness, -penalty, the first card on ties) is packed into one
-    integer per card, so the pick is two running minima without a branch: comparing the three
-    parts one after another mispredicted about half the time.  Penalties are at most 1000
-    (``rules`` checks), which the 10-bit field relies on.  The held cards are visited by the set
-    bits of one word (each suit's ranks, from its run positions), not by a scan of all 52 types."""
+    The measure orders by the shortfall after the discard, then usefulness, then penalty (highest
+    first), then card type.  The first two are computed for all held naturals at once, as bit
+    masks (``_shortfall_classes``: the shortfall grows by 0, 1 or 2; ``_usefulness_planes``: the
+    usefulness counts), and the masks are visited in the measure's order until two cards are
+    found; only those in the groups visited are looked at one by one, for their penalty.  A card
+    at a time cost about 25 cycles each (a hand holds some 14 naturals; about half of them keep the
+    shortfall).  Penalties are at most 1000 (``rules`` checks), which the 10-bit field relies on."""
     use_sf = not laid and contract
     fast = use_sf and _sf_prepare(hands, rv, g, seat, rnd, sfw)
     use_u = not laid or not contract
-    ace_low = np.int64(1) if rv[R_ACE_LOW] == 1 else np.int64(0)
-    ace_high = np.int64(1) if rv[R_ACE_HIGH] == 1 else np.int64(0)
-    dup = np.int64(1) if rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0 else np.int64(0)
+    ace_low = -np.int64(1 if rv[R_ACE_LOW] == 1 else 0)
+    ace_high = -np.int64(1 if rv[R_ACE_HIGH] == 1 else 0)
+    dup = -np.int64(1 if rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0 else 0)
     hand = hands[g, seat]
     if not fast:                     # (``_sf_prepare`` stored them)
         for s in range(4):
-            sfw[_SFW_PM + s] = run_mask(hand, s, 2 - ace_low, 13 + ace_high)
-    # the ranks held in each suit (the run positions 2..13 are ranks 1..12): per rank the suits
-    # holding it (usefulness), four bit tests instead of four loads
-    held0 = _held_ranks(hand, sfw, 0)
-    held1 = _held_ranks(hand, sfw, 1)
-    held2 = _held_ranks(hand, sfw, 2)
-    held3 = _held_ranks(hand, sfw, 3)
-    if use_u and sfw[_SFW_U_GAPW] != _usefulness_key(gapw):
-        _usefulness_ranks(gapw, sfw)
-    smin1 = rv[R_SET_MIN_SIZE] + 1
-    F = rv[R_ROUND_BASE + rnd * ROUND_STRIDE + 6]
-    base_sf = -np.int64(hand[JOKER]) + sfw[_SFW_RUN_SAME]
+            sfw[_SFW_PM + s] = run_mask(hand, s, 2 + ace_low, 13 - ace_high)
+    held, pos, twice = _suit_lanes(hand, sfw, fast or (use_u and dup != 0))
+    if fast:
+        c0, c1, c2 = _shortfall_classes(sfw, held, twice)
+    elif use_sf:
+        c0, c1, c2 = _shortfall_classes_slow(hands, rv, g, seat, rnd, held)
+    else:
+        c0, c1, c2 = held, np.int64(0), np.int64(0)
+    p0 = p1 = p2 = g0 = g1 = np.int64(0)
+    if use_u:
+        if sfw[_SFW_U_GAPW] != _usefulness_key(gapw):
+            _usefulness_order(gapw, sfw)
+        p0, p1, p2, g0, g1 = _usefulness_planes(held, pos, twice, ace_low, ace_high, dup)
     none = np.int64(1) << 62
     best = none
     second = none
-    # every held natural in one loop, by the set bits of one word (suit-major, so the same order
-    # as the types): a loop per suit mispredicted its exit four times a call
-    left = held0 | (held1 << 13) | (held2 << 26) | (held3 << 39)
-    while left != 0:
-        t = lowest_bit(left)
-        left &= left - 1
-        s = (t * 5) >> 6                     # t // 13 for t < 52
-        r = t - 13 * s
-        h = np.int64(hand[t])
-        sf = np.int64(0)
-        if fast:
-            run_drop = sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]
-            if r == 0:
-                # ``_sf_changed(.., ace, -1, ..)``: without the ace the suit's fewest missing is
-                # one more or the same (a window holds at most one of its two positions), so the
-                # run term is the one of a suit one worse (``_SFW_RUN_DROP``) or unchanged
-                sf = -np.int64(hand[JOKER]) + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC], smin1)]
-                if F > 0:
-                    sf += sfw[_SFW_RUN_SAME] + (run_drop if sfw[_SFW_SB_ACE + s] != sfw[_SFW_SB + s]
-                                                else 0)
-            else:
-                # ``_sf_changed(.., t, -1, ..)`` for a natural other than an ace, spelled out
-                drop = ((sfw[_SFW_COV + s] >> (r + 1)) & 1) * (1 if h == 1 else 0)
-                sf = base_sf + drop * run_drop + sfw[_SFW_SET_MINUS + min(sfw[_SFW_RC + r], smin1)]
-        elif use_sf:
-            sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
-        u_rank = np.int64(0)
-        if use_u:
-            suits = (((held0 >> r) & 1) + ((held1 >> r) & 1) + ((held2 >> r) & 1)
-                     + ((held3 >> r) & 1))
-            n_one, n_gap = _usefulness_counts(r, h, 1, suits, sfw[_SFW_PM + s], ace_low, ace_high,
-                                              dup)
-            u_rank = sfw[_SFW_U_RANK + 3 * n_one + n_gap]
-        key = ((sf + 2048) << 48) | (u_rank << 40) | ((1023 - rv[R_PENALTY + t]) << 8) | t
-        second = min(second, max(best, key))
-        best = min(best, key)
+    group = np.int64(0)             # the groups' order, ahead of the penalty and type in the keys
+    for k in range(3):
+        rest = c0 if k == 0 else c1 if k == 1 else c2
+        i = 0
+        while rest != 0 and second == none:
+            cand = rest
+            if use_u and i < 21:
+                # the cards of the next usefulness value (the 21 pairs cover every card)
+                same = np.int64(0)
+                while True:
+                    code = sfw[_SFW_U_ORDER + i]
+                    i += 1
+                    same |= _counts_equal(p0, p1, p2, g0, g1, code)
+                    if (code >> 5) != 0:
+                        break
+                cand = rest & same
+            rest &= ~cand
+            group += 1
+            while cand != 0:
+                b = lowest_bit(cand)
+                cand &= cand - 1
+                t = _lane_type(b)
+                key = (group << 20) | ((1023 - rv[R_PENALTY + t]) << 8) | t
+                second = min(second, max(best, key))
+                best = min(best, key)
     return (-1 if best == none else best & 255), (-1 if second == none else second & 255)
 
 

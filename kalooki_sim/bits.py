@@ -21,7 +21,8 @@ from numba.extending import intrinsic, overload
 
 from .jit import njit
 
-__all__ = ["popcount", "lowest_bit", "highest_bit", "float_bits", "positive_bits8", "word8",
+__all__ = ["popcount", "lowest_bit", "highest_bit", "float_bits", "positive_bits8", "twice_bits8",
+           "byte_tops", "word8",
            "rank_count_words", "rank_count_of", "rank_tops_above", "ranks_above_words",
            "ranks_above_masked", "ranks_above", "spread_bits8"]
 
@@ -82,37 +83,75 @@ def _element_pointer(builder, context, arr_type, arr, start, start_type):
     return builder.gep(a.data, [context.cast(builder, start, start_type, types.intp)])
 
 
-@intrinsic
-def positive_bits8(typingctx, arr, start):
-    """Bit k set when ``arr[start + k] > 0``, k = 0..7 (``arr``: a C-contiguous 1-D integer array
-    holding ``start + 7``; compiled code only).
+def _bits8_intrinsic(name, at_least, doc):
+    """An intrinsic ``f(arr, start)``: bit k set when ``arr[start + k] >= at_least`` (1 or 2), k =
+    0..7, for a C-contiguous 1-D integer array holding ``start + 7``.
 
-    For int8 (the engine's hands) the eight counts are one little-endian 8-byte load: each byte's
-    low seven bits are folded onto its bit 0, cleared where its sign bit is set, and a multiply
-    gathers the eight bit-0s into the top byte.  Other integer types load the eight counts."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
-            and isinstance(arr.dtype, types.Integer) and isinstance(start, types.Integer)):
+    For int8 (the engine's hands) the eight counts are one little-endian 8-byte load: the bits of
+    each byte that matter (0..6 for ``>= 1``, 1..6 for ``>= 2``) are folded onto its bit 0, which
+    is cleared where the byte's sign bit is set, and a multiply gathers the eight bit-0s into the
+    top byte.  Other integer types load the eight counts."""
+    keep = {1: 0x7F7F7F7F7F7F7F7F, 2: 0x7E7E7E7E7E7E7E7E}[at_least]
+
+    def typer(typingctx, arr, start):
+        if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and isinstance(arr.dtype, types.Integer) and isinstance(start, types.Integer)):
+            return None
+        sig = types.int64(arr, start)
+
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            p = _element_pointer(builder, context, signature.args[0], args[0], args[1],
+                                 signature.args[1])
+            if signature.args[0].dtype == types.int8:
+                x = builder.load(builder.bitcast(p, i64.as_pointer()), align=1)
+                nz = builder.and_(x, ir.Constant(i64, keep))
+                for k in (4, 2, 1):
+                    nz = builder.or_(nz, builder.lshr(nz, ir.Constant(i64, k)))
+                sign = builder.lshr(x, ir.Constant(i64, 7))
+                pos = builder.and_(builder.and_(nz, builder.not_(sign)),
+                                   ir.Constant(i64, _BYTE_LOW_BITS))
+                return builder.lshr(builder.mul(pos, ir.Constant(i64, _GATHER_BYTE_BITS)),
+                                    ir.Constant(i64, 56))
+            out = ir.Constant(i64, 0)
+            for k in range(8):
+                v = builder.load(builder.gep(p, [ir.Constant(ir.IntType(64), k)]))
+                ge = builder.icmp_signed(">=", v, ir.Constant(v.type, at_least))
+                out = builder.or_(out, builder.shl(builder.zext(ge, i64), ir.Constant(i64, k)))
+            return out
+
+        return sig, codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+positive_bits8 = _bits8_intrinsic(
+    "positive_bits8", 1,
+    "Bit k set when ``arr[start + k] > 0``, k = 0..7 (``arr``: a C-contiguous 1-D integer array "
+    "holding ``start + 7``; compiled code only).")
+twice_bits8 = _bits8_intrinsic(
+    "twice_bits8", 2,
+    "Bit k set when ``arr[start + k] >= 2``, k = 0..7 (``arr``: a C-contiguous 1-D integer array "
+    "holding ``start + 7``; compiled code only).")
+
+
+@intrinsic
+def byte_tops(typingctx, x):
+    """Bit 7 of byte k of the int64 ``x`` as bit k of the result (``x``'s other bits must be clear,
+    as in ``rank_tops_above``' masks; compiled code only): a logical shift and one multiply, both
+    LLVM's own (numba's shift of an int64 is arithmetic, and its signed multiply lets LLVM assume
+    no overflow, which it then folds wrongly)."""
+    if not isinstance(x, types.Integer):
         return None
-    sig = types.int64(arr, start)
+    sig = types.int64(x)
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
-        p = _element_pointer(builder, context, signature.args[0], args[0], args[1], signature.args[1])
-        if signature.args[0].dtype == types.int8:
-            x = builder.load(builder.bitcast(p, i64.as_pointer()), align=1)
-            nz = builder.and_(x, ir.Constant(i64, 0x7F7F7F7F7F7F7F7F))
-            for k in (4, 2, 1):
-                nz = builder.or_(nz, builder.lshr(nz, ir.Constant(i64, k)))
-            sign = builder.lshr(x, ir.Constant(i64, 7))
-            pos = builder.and_(builder.and_(nz, builder.not_(sign)), ir.Constant(i64, _BYTE_LOW_BITS))
-            return builder.lshr(builder.mul(pos, ir.Constant(i64, _GATHER_BYTE_BITS)),
-                                ir.Constant(i64, 56))
-        out = ir.Constant(i64, 0)
-        for k in range(8):
-            v = builder.load(builder.gep(p, [ir.Constant(ir.IntType(64), k)]))
-            gt = builder.icmp_signed(">", v, ir.Constant(v.type, 0))
-            out = builder.or_(out, builder.shl(builder.zext(gt, i64), ir.Constant(i64, k)))
-        return out
+        v = builder.lshr(context.cast(builder, args[0], signature.args[0], types.int64),
+                         ir.Constant(i64, 7))
+        return builder.lshr(builder.mul(v, ir.Constant(i64, _GATHER_BYTE_BITS)), ir.Constant(i64, 56))
 
     return sig, codegen
 

@@ -2,10 +2,9 @@
 
 * ``_sf_prepare``/``_sf_changed`` (one-card change of the hand, one suit rescanned) must equal
   ``contract_shortfall`` of the changed hand, for every contract rule set and round;
-* ``_usefulness_masked`` (``_usefulness_counts``: bit tests on the suit's run positions) must equal
-  ``card_usefulness``, and
-  ``_discard_pick``'s (best, runner-up) must be the first two cards of the measure computed from
-  the definitions;
+* ``_usefulness_planes`` (the usefulness counts of every held card at once, as bit planes) must
+  give ``card_usefulness`` for each, and ``_discard_pick``'s (best, runner-up) must be the first
+  two cards of the measure computed from the definitions;
 * ``_tack_may_fit`` may only rule out lay-offs that ``core._fit_err`` rejects, and
   ``_tack_candidates`` must hold every held card it lets through (checked on the tables of real
   games of every preset).
@@ -20,13 +19,13 @@ from numba import njit
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM
 from kalooki_sim.bits import (
-    float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words, ranks_above,
-    ranks_above_masked, spread_bits8,
+    byte_tops, float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words,
+    rank_tops_above, ranks_above, ranks_above_masked, spread_bits8, twice_bits8,
 )
 from kalooki_sim.agents.compiled import (
     _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
-    _tack_candidates, _tack_may_fit, _usefulness_masked, card_usefulness, choose_action,
-    contract_shortfall,
+    _lane_type, _suit_lanes, _tack_candidates, _tack_may_fit, _usefulness_planes, card_usefulness,
+    choose_action, contract_shortfall, _SFW_PM,
 )
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
@@ -100,24 +99,49 @@ def _bits_of(xs, fs, out):
 
 
 @njit
-def _positive_bits_of(a, out):
+def _count_bits_of(a, out):
     for i in range(a.shape[0] - 7):
-        out[i] = positive_bits8(a, i)
+        out[i, 0] = positive_bits8(a, i)
+        out[i, 1] = twice_bits8(a, i)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int64])
-def test_positive_bits8_marks_the_positive_counts(dtype):
+def test_count_bits8_mark_the_counts_at_least_one_and_two(dtype):
     """The word trick for int8 counts (one load, signs cleared) and the plain loads for other
-    types both give bit k for ``a[start + k] > 0``, at every start and for every byte value."""
+    types both give bit k for ``a[start + k] > 0`` (``positive_bits8``) and ``>= 2``
+    (``twice_bits8``), at every start and for every byte value."""
     rng = np.random.default_rng(9)
     lo, hi = (-128, 128) if dtype == np.int8 else (-5, 6)
-    for _ in range(200):
+    for trial in range(400):
         a = rng.integers(lo, hi, size=53).astype(dtype)
-        a[rng.random(53) < 0.5] = 0
-        out = np.zeros(46, dtype=np.int64)
-        _positive_bits_of(a, out)
+        if trial % 2:
+            a = rng.integers(0, 4, size=53).astype(dtype)     # hands: counts 0..3
+        a[rng.random(53) < 0.3] = 0
+        out = np.zeros((46, 2), dtype=np.int64)
+        _count_bits_of(a, out)
         for i in range(46):
-            assert out[i] == sum(1 << k for k in range(8) if a[i + k] > 0), (a[i:i + 8], i)
+            assert out[i, 0] == sum(1 << k for k in range(8) if a[i + k] > 0), (a[i:i + 8], i)
+            assert out[i, 1] == sum(1 << k for k in range(8) if a[i + k] >= 2), (a[i:i + 8], i)
+
+
+@njit
+def _byte_tops_of(xs, out):
+    for i in range(xs.shape[0]):
+        out[i] = byte_tops(xs[i])
+
+
+def test_byte_tops_gathers_the_top_bit_of_each_byte():
+    """Every set of byte tops (the sign bit among them, where an arithmetic shift or a signed
+    multiply would go wrong), in a loop and one by one."""
+    tops = np.array([sum(((m >> k) & 1) << (8 * k + 7) for k in range(8)) for m in range(256)],
+                    dtype=np.uint64).view(np.int64)
+    out = np.zeros(256, dtype=np.int64)
+    _byte_tops_of(tops, out)
+    assert list(out) == list(range(256))
+    for m in (0, 1, 128, 255):
+        one = np.zeros(1, dtype=np.int64)
+        _byte_tops_of(tops[m:m + 1], one)
+        assert one[0] == m
 
 
 @njit
@@ -314,24 +338,44 @@ def _random_hand(rng, hands):
             hands[0, 1, t] += 1
 
 
-@pytest.mark.parametrize("knobs", KNOBS + [{R_SET_ALLOW_DUPLICATE_SUIT: 1}, {R_ACE_HIGH: 0, R_ACE_LOW: 0}])
+@njit(cache=False)
+def _planes_usefulness(hands, rv, sfw, gapw, out):
+    """``card_usefulness`` of each held natural of seat 1 by ``_usefulness_planes`` (out[t]; -1 for
+    the others)."""
+    al = -np.int64(1 if rv[R_ACE_LOW] == 1 else 0)
+    ah = -np.int64(1 if rv[R_ACE_HIGH] == 1 else 0)
+    dup = -np.int64(1 if rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0 else 0)
+    for s in range(4):
+        sfw[_SFW_PM + s] = run_mask(hands[0, 1], s, 2 + al, 13 - ah)
+    held, pos, twice = _suit_lanes(hands[0, 1], sfw, True)
+    p0, p1, p2, g0, g1 = _usefulness_planes(held, pos, twice, al, ah, dup)
+    out[:] = -1.0
+    left = held
+    while left != 0:
+        b = lowest_bit(left)
+        left &= left - 1
+        n_one = ((p0 >> b) & 1) + 2 * ((p1 >> b) & 1) + 4 * ((p2 >> b) & 1) - 1
+        n_gap = ((g0 >> b) & 1) + 2 * ((g1 >> b) & 1)
+        out[_lane_type(b)] = np.float64(n_one) + gapw * np.float64(n_gap)
+
+
+@pytest.mark.parametrize("knobs", KNOBS + [{R_SET_ALLOW_DUPLICATE_SUIT: 1}, {R_ACE_HIGH: 0, R_ACE_LOW: 0},
+                                   {R_SET_MIN_SIZE: 14}])   # (beyond the workspace: the slow classes)
 def test_masked_usefulness_and_discard_pick_match_definitions(knobs):
     rv = _caribbean_with(knobs)
     rng = np.random.default_rng(7)
     hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
     sfw = np.zeros(_SFW_LEN, dtype=np.int64)
-    lo, hi = int(rv[R_ACE_LOW] == 1), int(rv[R_ACE_HIGH] == 1)
-    dup = bool(rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0)
+    planes = np.zeros(L.JOKER)
     n_runner_up = 0
     for gapw in (0.5, 0.3, 1.0, 1.7):   # 1.0: one gap equals one neighbour (ties)
         for rnd in range(rv[R_N_ROUNDS]):
             for _ in range(25):
                 _random_hand(rng, hands)
-                masks = [run_mask(hands[0, 1], s, 2 - lo, 13 + hi) for s in range(4)]
+                _planes_usefulness(hands, rv, sfw, gapw, planes)
                 for t in range(L.JOKER):
-                    for held in ((0, 1) if hands[0, 1, t] > 0 else (0,)):
-                        assert _usefulness_masked(hands, 0, 1, t, held, masks[t // 13], lo, hi, dup, gapw) \
-                            == card_usefulness(hands, rv, 0, 1, t, held, gapw), (t, held)
+                    want = card_usefulness(hands, rv, 0, 1, t, 1, gapw) if hands[0, 1, t] > 0 else -1.0
+                    assert planes[t] == want, t
                 for laid in (False, True):
                     for contract in (True, False):
                         def key(t):
