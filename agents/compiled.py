@@ -47,7 +47,7 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.engine.core import _draw_mode, legal_mask
 from kalooki_sim.bits import (
-    byte_tops, float_bits, lowest_bit, rank_count_of, rank_count_words, rank_tops_above, ranks_above,
+    byte_tops, float_bits, lowest_bit, rank_count_words, rank_tops_above, ranks_above,
     ranks_above_words, twice_bits8,
 )
 from kalooki_sim.jit import njit
@@ -127,8 +127,7 @@ def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
 _SFW_SB = 0          # fewest missing naturals in a run window, per suit (4)
 _SFW_COV = 4         # per suit: positions every best run window covers (bit mask; 0 if none fits)
 _SFW_PM = 8          # per suit: run positions held (``positions.run_mask``)
-_SFW_RC = 12         # naturals held per rank (13)
-_SFW_HIST = 25       # ranks per set need 0..smin (smin + 2 <= _SFW_HMAX)
+_SFW_HIST = 12       # ranks per set need 0..smin (smin + 2 <= _SFW_HMAX)
 _SFW_HMAX = 15
 _SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
 # ... and the two terms after one card leaves, which depend only on its suit and its rank's count:
@@ -190,12 +189,10 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
                 bits |= 1 << 14
             b_ace = fewest_of(rv, pm & ~bits)
         sfw[_SFW_SB_ACE + s] = b_ace
-    # naturals per rank, and ranks per set need (need 0: held smin times or more; smin: not
-    # held), bytewise (``bits.rank_count_words``): a rank-by-rank count with a histogram
+    # ranks per set need (need 0: held smin times or more; smin: not held), from the naturals per
+    # rank counted bytewise (``bits.rank_count_words``): a rank-by-rank count with a histogram
     # increment per rank chained its loads and stores
     lo, hi = rank_count_words(hand)
-    for r in range(13):
-        sfw[_SFW_RC + r] = rank_count_of(lo, hi, r)
     fewer = np.int64(0)                      # ranks holding at least smin - need + 1
     for need in range(smin + 1):
         at_least = 13 if need == smin else ranks_above_words(lo, hi, smin - need - 1)
@@ -246,6 +243,11 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
 
 
 @njit(_nrt=False, inline="always")
+def _rank_count(hands, g, p, r):
+    return np.int64(hands[g, p, r]) + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+
+
+@njit(_nrt=False, inline="always")
 def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     """``_shortfall_with(hands, rv, g, p, round_idx, t, delta)`` from a workspace filled by
     ``_sf_prepare`` for the unchanged hand (which is left unchanged)."""
@@ -259,7 +261,7 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
         # changes only if it was the suit's last copy and every best window of the suit covers its
         # position; the set term only by its rank's count (more than smin: no change)
         drop = ((sfw[_SFW_COV + s] >> (r + 1)) & 1) * (1 if h == 1 else 0)
-        c = min(sfw[_SFW_RC + r], rv[R_SET_MIN_SIZE] + 1)
+        c = min(_rank_count(hands, g, p, r), rv[R_SET_MIN_SIZE] + 1)
         return (-np.int64(hands[g, p, JOKER]) + sfw[_SFW_RUN_SAME]
                 + drop * (sfw[_SFW_RUN_DROP + s] - sfw[_SFW_RUN_SAME]) + sfw[_SFW_SET_MINUS + c])
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
@@ -292,7 +294,7 @@ def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
     if T > 0:
         smin = rv[R_SET_MIN_SIZE]
         hist = sfw[_SFW_HIST:_SFW_HIST + smin + 1]
-        c = sfw[_SFW_RC + r]
+        c = _rank_count(hands, g, p, r)
         n_old = max(smin - c, 0)
         n_new = max(smin - (c + delta), 0)
         hist[n_old] -= 1

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bits import word8
 from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
@@ -158,6 +159,15 @@ def _hand_count(hands, g, p):
     for t in range(N_TYPES):
         c += hands[g, p, t]
     return c
+
+
+@njit(_nrt=False, inline="always")
+def _holds_any(hands, g, p):
+    """``_holds_more_than(.., 0)``: seven 8-byte loads of the 53 counts, or'ed (counts are never
+    negative), instead of their sum."""
+    hand = hands[g, p]
+    return (word8(hand, 0) | word8(hand, 8) | word8(hand, 16) | word8(hand, 24) | word8(hand, 32)
+            | word8(hand, 40) | word8(hand, N_TYPES - 8)) != 0
 
 
 @njit(_nrt=False, inline="always")
@@ -1621,7 +1631,7 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
         return NEEDS_TABLE
     p = gs[g, G_ACTIVE]
     # (a hand holding the card to discard is not empty: the common case needs no count)
-    if (a == A_END_TURN or hands[g, p, a - A_DISCARD] <= 0) and not _holds_more_than(hands, g, p, 0):
+    if (a == A_END_TURN or hands[g, p, a - A_DISCARD] <= 0) and not _holds_any(hands, g, p):
         return E_HAND_EMPTY
     if gs[g, G_OPEN_DEBT] > 0:                           # A43: only lay-offs until the opening is complete
         return E_OPENING_SHORT
@@ -1655,7 +1665,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_NOT_USABLE
         return 0
     p = act
-    if not _holds_more_than(hands, g, p, 0):
+    if not _holds_any(hands, g, p):
         return E_HAND_EMPTY
     last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
     # a restricted discard draw or a freed joker must be placed before anything else happens
@@ -2082,7 +2092,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             disc[g, k] = t
             disc_by[g, k] = act
             gs[g, G_DISC_N] = k + 1
-            if _holds_more_than(hands, g, act, 0):
+            if _holds_any(hands, g, act):
                 _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore,
                           hwin, rv, g)
                 return 0
@@ -2128,7 +2138,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             if dest > minfo[g, m, MI_HI]:
                 minfo[g, m, MI_HI] = dest
             minfo[g, m, MI_LEN] += 1
-        if not _holds_more_than(hands, g, act, 0):       # went out (A3)
+        if not _holds_any(hands, g, act):       # went out (A3)
             _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
                          rv, g, act, EV_WENT_OUT)
         elif rv[R_NEW_MELDS_AFTER_OPENING] == 1 and (gained or not no_plan):

@@ -1290,13 +1290,15 @@ def _runs_first(s, jk, used, rem_pen, nruns, rc_lo, rc_hi, depth, ws, stack, rv,
                             bits &= bits - 1
                         if prm[P_ADJ_OK] == 1 or (jmask & (jmask >> 1)) == 0:
                             nj = forced + k
-                            add_pen = nj * prm[P_PJ]
-                            for q in range(lo, hi + 1):
-                                if ((jmask >> q) & 1) == 0:
-                                    add_pen += pen[pos_type(s, q)]
-                            # the run's naturals leave their ranks' bytes (an ace at 1 or 14 is
-                            # rank 0; a run of both aces takes two)
+                            # the run's naturals (visited by their bits, not position by position)
                             nat = window & ~jmask
+                            add_pen = nj * prm[P_PJ]
+                            x = nat
+                            while x != 0:
+                                add_pen += pen[pos_type(s, lowest_bit(x))]
+                                x &= x - 1
+                            # ... leave their ranks' bytes (an ace at 1 or 14 is rank 0; a run of
+                            # both aces takes two)
                             ranks = (nat >> 1) & 0x1FFE
                             aces = ((nat >> 1) & 1) + ((nat >> 14) & 1)
                             c_lo = rc_lo - spread_bits8(ranks & 0xFF) - aces
@@ -1308,9 +1310,10 @@ def _runs_first(s, jk, used, rem_pen, nruns, rc_lo, rc_hi, depth, ws, stack, rv,
                                     and prm[P_RUN_JK + 5 * s + 5 + F - nruns - 1]
                                     + _sets_need_words(c_lo, c_hi, prm[P_T], prm[P_SET_MIN],
                                                        prm[P_SET_MIN_NAT]) <= jk - nj):
-                                for q in range(lo, hi + 1):
-                                    if ((jmask >> q) & 1) == 0:
-                                        pool[pos_type(s, q)] -= 1
+                                x = nat
+                                while x != 0:
+                                    pool[pos_type(s, lowest_bit(x))] -= 1
+                                    x &= x - 1
                                 stack[depth, 0] = K_RUN
                                 stack[depth, 1] = s
                                 stack[depth, 2] = lo
@@ -1319,9 +1322,10 @@ def _runs_first(s, jk, used, rem_pen, nruns, rc_lo, rc_hi, depth, ws, stack, rv,
                                 _runs_first(s + 1, jk - nj, used + add_pen,
                                             rem_pen - (add_pen - nj * prm[P_PJ]), nruns + 1, c_lo, c_hi,
                                             depth + 1, ws, stack, rv, dp, pick)
-                                for q in range(lo, hi + 1):
-                                    if ((jmask >> q) & 1) == 0:
-                                        pool[pos_type(s, q)] += 1
+                                x = nat
+                                while x != 0:
+                                    pool[pos_type(s, lowest_bit(x))] += 1
+                                    x &= x - 1
                         if k == 0:
                             break
                         mask = _next_same_popcount(mask)
