@@ -5,11 +5,13 @@ held" is a popcount and "the first and last window start" are the lowest and hig
 numba has none of these; they are the LLVM intrinsics, which the CPU answers in one instruction
 each (``popcnt``, ``tzcnt``, ``lzcnt``) instead of a loop of shifts and tests.  ``float_bits``
 reinterprets a float's bits, so a non-negative float can join an integer sort key.
-``positive_bits8`` answers "which of these eight counts are positive" for a hand of int8 counts
-with one 8-byte load and a few word operations instead of eight loads and compares; ``ranks_above``
-counts the ranks holding more than c naturals with eight loads instead of 52.  The naturals per
-rank, packed a byte per rank into two words (``rank_count_words``), are added, subtracted
-(``spread_bits8``) and compared (``rank_tops_above``) thirteen ranks at a time.
+``positive_bits8`` (``twice_bits8``) answers "which of these eight counts are positive (two or
+more)" for a hand of int8 counts with one 8-byte load and a few word operations instead of eight
+loads and compares; ``ranks_above`` counts the ranks holding more than c naturals with eight loads
+instead of 52.  The naturals per rank, packed a byte per rank into two words
+(``rank_count_words``), are added, subtracted (``spread_bits8``) and compared
+(``rank_tops_above``, whose byte masks ``byte_tops`` turns into rank bits) thirteen ranks at a
+time.
 """
 
 from __future__ import annotations

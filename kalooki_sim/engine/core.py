@@ -163,8 +163,8 @@ def _hand_count(hands, g, p):
 
 @njit(_nrt=False, inline="always")
 def _holds_any(hands, g, p):
-    """``_holds_more_than(.., 0)``: seven 8-byte loads of the 53 counts, or'ed (counts are never
-    negative), instead of their sum."""
+    """``_holds_more_than(.., 0)``: seven 8-byte loads of the 53 int8 counts, or'ed (counts are
+    never negative), instead of their sum (a vector reduction, inlined at every call)."""
     hand = hands[g, p]
     return (word8(hand, 0) | word8(hand, 8) | word8(hand, 16) | word8(hand, 24) | word8(hand, 32)
             | word8(hand, 40) | word8(hand, N_TYPES - 8)) != 0
@@ -2138,7 +2138,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             if dest > minfo[g, m, MI_HI]:
                 minfo[g, m, MI_HI] = dest
             minfo[g, m, MI_LEN] += 1
-        if not _holds_any(hands, g, act):       # went out (A3)
+        if not _holds_any(hands, g, act):                # went out (A3)
             _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
                          rv, g, act, EV_WENT_OUT)
         elif rv[R_NEW_MELDS_AFTER_OPENING] == 1 and (gained or not no_plan):
