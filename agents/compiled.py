@@ -125,8 +125,7 @@ def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
 # an ace leaving) or one rescan of its suit's positions.  The result is exactly
 # ``contract_shortfall`` of the changed hand (tests/test_greedy_fast.py checks that).
 _SFW_SB = 0          # fewest missing naturals in a run window, per suit (4)
-_SFW_COV = 4         # per suit: positions every best run window covers (bit mask; 0 if none fits
-                     # or the suit's best does not count: ``_SFW_RUN_DROP`` is then ``_SFW_RUN_SAME``)
+_SFW_COV = 4         # per suit: positions every best run window covers (bit mask; 0 if none fits)
 _SFW_PM = 8          # per suit: run positions held (``positions.run_mask``)
 _SFW_HIST = 12       # ranks per set need 0..smin (smin + 2 <= _SFW_HMAX)
 _SFW_HMAX = 15
@@ -174,11 +173,12 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
     for s in range(4):
         pm = run_mask(hand, s, lo_min, hi_max)
         sfw[_SFW_PM + s] = pm
-        # the fewest missing from the small table (the window table's cover masks, 128 KB, are
-        # read below only for the suits whose best counts)
-        b = fewest_of(rv, pm) if F > 0 else 0
+        b = 0
+        every = np.int64(0)
+        if F > 0:
+            b, every, _ = windows_of(rv, pm)
         sfw[_SFW_SB + s] = b
-        sfw[_SFW_COV + s] = 0
+        sfw[_SFW_COV + s] = every if b != 99 else 0
         # an ace leaving changes the suit's positions only when it is the only one (at both ends)
         b_ace = b
         if F > 0 and hand[13 * s] == 1:
@@ -216,12 +216,6 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         sfw[_SFW_RUN_DROP + 2] = same + (1 if b2 < nxt else 0)
         sfw[_SFW_RUN_DROP + 3] = same + (1 if b3 < nxt else 0)
         total += sfw[_SFW_RUN_SAME]
-        # a card's loss can raise the run term only in those suits: their covers
-        for s in range(4):
-            b = sfw[_SFW_SB + s]
-            if b < nxt and b != 99:
-                _, every, _ = windows_of(rv, sfw[_SFW_PM + s])
-                sfw[_SFW_COV + s] = every
     for c in range(smin + 2):
         sfw[_SFW_SET_MINUS + c] = 0
     dset = np.int64(0)
