@@ -244,6 +244,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
 
 @njit(_nrt=False, inline="always")
 def _rank_count(hands, g, p, r):
+    """Naturals of rank ``r`` seat ``p`` holds."""
     return np.int64(hands[g, p, r]) + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
 
 
@@ -447,8 +448,7 @@ def _sets_need_sum(hands, g, p, smin, T):
             break
         k = 0
         for r in range(13):
-            c = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
-            if max(smin - c, 0) == need:
+            if max(smin - _rank_count(hands, g, p, r), 0) == need:
                 k += 1
         take = min(k, left)
         total += take * need
@@ -474,7 +474,7 @@ def _closer_with(hands, rv, g, p, round_idx, t):
         # the set term (sum of the T smallest needs) drops when rank r still needs cards
         # (holds fewer than set_min_size) and fewer than T other ranks need fewer: r's need then
         # sits among the T smallest.  A rank needs fewer exactly when it holds more naturals
-        c_r = hands[g, p, r] + hands[g, p, 13 + r] + hands[g, p, 26 + r] + hands[g, p, 39 + r]
+        c_r = _rank_count(hands, g, p, r)
         if c_r < rv[R_SET_MIN_SIZE] and ranks_above(hands[g, p], c_r) < T:
             return True
     if F > 0 and hands[g, p, t] == 0:

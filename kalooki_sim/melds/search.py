@@ -379,11 +379,13 @@ def _run_joker_mask(t, s, lo, hi, nj, mask, m, slots, pool, jk, nsets, rmask, pr
     return jmask
 
 
-@njit(_nrt=False)
-def _move_run(pool, s, lo, hi, jmask, sign):
-    for q in range(lo, hi + 1):
-        if ((jmask >> q) & 1) == 0:
-            pool[pos_type(s, q)] += sign
+@njit(_nrt=False, inline="always")
+def _move_run(pool, s, nat, sign):
+    """A run of suit ``s`` whose naturals sit at the positions ``nat`` (bit mask) leaves the pool
+    (``sign`` -1) or returns to it (1), natural by natural."""
+    while nat != 0:
+        pool[pos_type(s, lowest_bit(nat))] += sign
+        nat &= nat - 1
 
 
 @njit(_nrt=False, inline="always")     # called at every node of ``_dfs``: no arguments to push
@@ -590,7 +592,8 @@ def _dfs(t, kmin, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                                             u = pos_type(s, q)
                                             add_pen += pen[u]
                                             sub_val += natval[u]
-                                    _move_run(pool, s, lo, hi, jmask, -1)
+                                    nat = (((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)) & ~jmask
+                                    _move_run(pool, s, nat, -1)
                                     stack[depth, 0] = K_RUN
                                     stack[depth, 1] = s
                                     stack[depth, 2] = lo
@@ -599,7 +602,7 @@ def _dfs(t, kmin, jk, used, rem_pen, rem_cnt, val, rem_val, nsets, nruns, rmask,
                                     _dfs(t, key, jk - nj, used + add_pen, rem_pen - (add_pen - nj * pj),
                                          rem_cnt - (n - nj), val + add_val, rem_val - sub_val, nsets,
                                          nruns + 1, rmask, smask | (1 << s), depth + 1, ws, stack, rv)
-                                    _move_run(pool, s, lo, hi, jmask, 1)
+                                    _move_run(pool, s, nat, 1)
                                 if k == 0:
                                     break
                                 mask = _next_same_popcount(mask)
@@ -1310,10 +1313,7 @@ def _runs_first(s, jk, used, rem_pen, nruns, rc_lo, rc_hi, depth, ws, stack, rv,
                                     and prm[P_RUN_JK + 5 * s + 5 + F - nruns - 1]
                                     + _sets_need_words(c_lo, c_hi, prm[P_T], prm[P_SET_MIN],
                                                        prm[P_SET_MIN_NAT]) <= jk - nj):
-                                x = nat
-                                while x != 0:
-                                    pool[pos_type(s, lowest_bit(x))] -= 1
-                                    x &= x - 1
+                                _move_run(pool, s, nat, -1)
                                 stack[depth, 0] = K_RUN
                                 stack[depth, 1] = s
                                 stack[depth, 2] = lo
@@ -1322,10 +1322,7 @@ def _runs_first(s, jk, used, rem_pen, nruns, rc_lo, rc_hi, depth, ws, stack, rv,
                                 _runs_first(s + 1, jk - nj, used + add_pen,
                                             rem_pen - (add_pen - nj * prm[P_PJ]), nruns + 1, c_lo, c_hi,
                                             depth + 1, ws, stack, rv, dp, pick)
-                                x = nat
-                                while x != 0:
-                                    pool[pos_type(s, lowest_bit(x))] += 1
-                                    x &= x - 1
+                                _move_run(pool, s, nat, 1)
                         if k == 0:
                             break
                         mask = _next_same_popcount(mask)
