@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 __all__ = [
-    "Policy", "RANDOM", "GREEDY", "POLICY_NAMES", "N_PARAMS", "policy_id", "policy_name",
+    "Policy", "RANDOM", "GREEDY", "EXTERNAL", "POLICY_NAMES", "N_PARAMS", "policy_id", "policy_name",
     "default_params", "params_matrix",
 ]
 
@@ -54,13 +54,16 @@ class Policy(Protocol):
 # ---- registry of compiled policies (ids are compile-time constants of agents/compiled.py)
 RANDOM = 0
 GREEDY = 1
+# a seat whose decisions come from outside the compiled loop (Python, torch, a person): the loop
+# stops at its decisions (``kalooki_sim.loop``)
+EXTERNAL = -1
 
-POLICY_NAMES = {RANDOM: "random", GREEDY: "greedy"}
+POLICY_NAMES = {RANDOM: "random", GREEDY: "greedy", EXTERNAL: "external"}
 _BY_NAME = {v: k for k, v in POLICY_NAMES.items()}
 
 # length of the parameter row each compiled policy reads
-N_PARAMS = {RANDOM: 0, GREEDY: 4}
-_DEFAULTS = {RANDOM: (), GREEDY: (0.0, 1.0, 1.0, 0.5)}
+N_PARAMS = {RANDOM: 0, GREEDY: 4, EXTERNAL: 0}
+_DEFAULTS = {RANDOM: (), GREEDY: (0.0, 1.0, 1.0, 0.5), EXTERNAL: ()}
 
 
 def policy_id(name: str | int) -> int:

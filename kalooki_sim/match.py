@@ -64,27 +64,30 @@ from .cards import JOKER, parse_cards
 from .jit import njit
 from .rules import ENUMS, Rules, load_rules
 from .rulevec import (
-    R_BUY_BACK_LIMIT, R_BUY_BACK_MIN_OTHER_ACTIVE, R_ELIMINATION_AT, R_KALOOKI_PAYMENT_MULTIPLIER,
+    R_BUY_BACK_LIMIT, R_BUY_BACK_MIN_OTHER_ACTIVE, R_DOWN_AND_OUT_MULTIPLIER, R_ELIMINATION_AT, R_KALOOKI_PAYMENT_MULTIPLIER,
     R_KALOOKI_PENALTY_MULTIPLIER, R_MATCH_MODE, R_PAY_PER_CARD, R_PAY_PER_JOKER,
     R_PAY_PER_PENALTY_POINT, R_PLAY_DIRECTION, R_STAKE_ANTE, R_STAKE_BUY_BACK, R_STAKE_KALOOKI,
     R_STAKE_RIP,
 )
 
 __all__ = [
-    "HOW_VOID", "HOW_RIP", "HOW_KALOOKI", "MATCH_ON", "ERR_BAD_WINNER",
+    "HOW_VOID", "HOW_RIP", "HOW_KALOOKI", "HOW_DOWN_AND_OUT", "MATCH_ON", "ERR_BAD_WINNER",
     "MODE_FIXED_HANDS", "MODE_ELIMINATION_POOL", "MODE_PER_HAND_POINTS", "MODE_PER_HAND_CARDS",
     "ST_IN", "ST_OUT", "ST_BOUGHT_BACK", "ST_DECLINED", "ST_REFUSED_LIMIT", "ST_REFUSED_FEW_PLAYERS",
     "STATUS_NAMES", "EV_PENALTY", "EV_PAYMENT", "EV_STATUS", "EV_OFFER", "EV_OTHERS_IN",
     "EV_TOTAL_AT_ELIMINATION", "N_EV", "BUY_BACK_ALWAYS", "BUY_BACK_NEVER",
-    "start_match", "settle_hand", "final_money", "match_winner_of",
+    "start_match", "settle_hand", "final_money", "match_winner_of", "penalty_multiplier",
     "HandResult", "HandState", "MatchScore", "score_match",
 ]
 
-# How a hand ended (argument ``how``).
+# How a hand ended (argument ``how``).  "Down and out": the winner laid his first cards in the turn
+# he went out, where the rules have no kalooki (Caribbean's ``down_and_out_multiplier``); with
+# ``kalooki_enabled`` that ending is a kalooki.
 HOW_VOID = -1
 HOW_RIP = 0
 HOW_KALOOKI = 1
-_HOW_BY_NAME = {"void": HOW_VOID, "rip": HOW_RIP, "kalooki": HOW_KALOOKI}
+HOW_DOWN_AND_OUT = 2
+_HOW_BY_NAME = {"void": HOW_VOID, "rip": HOW_RIP, "kalooki": HOW_KALOOKI, "down_and_out": HOW_DOWN_AND_OUT}
 _HOW_NAMES = {v: k for k, v in _HOW_BY_NAME.items()}
 
 # Return values of settle_hand (>= 0: seat of the match winner).
@@ -122,6 +125,19 @@ BUY_BACK_NEVER = "never"
 # Compiled kernels
 
 
+@njit(_nrt=False)
+def penalty_multiplier(rv, how):
+    """What a loser's card values are multiplied by after a hand that ended ``how``.
+
+    The one place the kalooki (A24/V6) and down-and-out multipliers are applied: the engine scores
+    its hands with it and the score sheet settles them with it."""
+    if how == HOW_KALOOKI:
+        return rv[R_KALOOKI_PENALTY_MULTIPLIER]
+    if how == HOW_DOWN_AND_OUT:
+        return rv[R_DOWN_AND_OUT_MULTIPLIER]
+    return 1
+
+
 @njit
 def start_match(rv, n_players, active, totals, units, buybacks_used, pool):
     """Clear the sheet for a new game; in ``elimination_pool`` every player pays the ante into the pool."""
@@ -156,8 +172,8 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
     """Apply one hand's result to the sheet; returns the match winner's seat or ``MATCH_ON``.
 
     ``winner``: seat that went out (< 0: no winner, the hand changes nothing); ``how``: ``HOW_RIP``,
-    ``HOW_KALOOKI`` or ``HOW_VOID``; ``penalties[P]``: value of the cards each loser holds (before
-    the kalooki multiplier; the winner's entry is ignored); ``cards_left[P]`` / ``jokers_left[P]``:
+    ``HOW_KALOOKI``, ``HOW_DOWN_AND_OUT`` or ``HOW_VOID``; ``penalties[P]``: value of the cards each
+    loser holds (before ``penalty_multiplier``; the winner's entry is ignored); ``cards_left[P]`` / ``jokers_left[P]``:
     cards (jokers included) and jokers each loser holds (only ``per_hand_cards`` reads them);
     ``wants_buy_back[P]``: 1 = buys back when eliminated by this hand and allowed.
 
@@ -182,7 +198,7 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
         return ERR_BAD_WINNER
 
     kalooki = how == HOW_KALOOKI
-    pen_mult = rv[R_KALOOKI_PENALTY_MULTIPLIER] if kalooki else 1
+    pen_mult = penalty_multiplier(rv, how)
 
     # --- payments and penalties: losers in the game at the start of the hand ---------------------
     for p in range(n_players):
@@ -280,9 +296,9 @@ def final_money(rv, n_players, active, units, buybacks_used, pool, out):
 class HandResult:
     """One hand as the match scorer sees it.  Seats are 0-based (P1 = seat 0).
 
-    ``winner``: seat that went out, ``None`` for a void hand.  ``how``: "rip", "kalooki" or "void".
-    ``penalties``: value of each player's cards left in hand (winner 0), before any kalooki
-    multiplier.  ``cards`` / ``jokers``: cards (jokers included) / jokers left per seat, needed by
+    ``winner``: seat that went out, ``None`` for a void hand.  ``how``: "rip", "kalooki",
+    "down_and_out" or "void".  ``penalties``: value of each player's cards left in hand (winner 0),
+    before the kalooki or down-and-out multiplier.  ``cards`` / ``jokers``: cards (jokers included) / jokers left per seat, needed by
     ``per_hand_cards`` only.  ``buy_back``: optional per-seat decisions for this hand, overriding the
     match's buy-back policy.
     """

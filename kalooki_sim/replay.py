@@ -2,15 +2,16 @@
 
 The closed loop (``rollout.simulate``) only reports results per hand.  To *look* at games — debug
 an agent, explain a strange score, give a person a game to follow — we need every decision.
-``record_games`` plays the same games again in Python, one ``core.step`` at a time, with exactly
-the compiled decisions of ``rollout._play_game`` (same start of game, same per-seat rng keys and
-counters, the same ``agents.compiled.seat_action``), and writes JSON lines (``docs/replay-format.md``).
+``record_games`` plays the same games on the one compiled loop (``kalooki_sim.loop``) stepped from
+Python: the loop stops before every decision (``Game`` with the agents seated), the seat's compiled
+agent says what it plays (``loop.agent_action``: the closed loop's call, on the seat's own random
+stream) and the loop applies it; this module only turns each step into the events of the JSON-lines
+file (``docs/replay-format.md``).
 
-Records must never drift from the simulator: after each game the recorder compares its per-hand
+So records cannot drift from the simulator by construction; the recorder still compares its per-hand
 results (penalties, winner, end, turns, reshuffles, voids, dealer; totals and match shares in
-"matches" mode) with ``rollout.simulate`` for the same game id and raises ``ReplayDriftError``
-on any difference.  If someone changes ``_play_game`` without changing this file, recording fails
-loudly instead of producing plausible but wrong games.
+"matches" mode) with ``rollout.simulate`` for the same game id and raises ``ReplayDriftError`` on
+any difference, as a standing test of "the stepped loop plays the closed loop's games".
 
 ``validate_replay`` re-applies every recorded action through ``engine.Game`` (no agents needed):
 each action must be legal, its text must be the engine's text for its id, and every derived field
@@ -28,14 +29,13 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from .agents.base import params_matrix, policy_id, policy_name
-from .agents.compiled import KNOWN_LEN, seat_action
 from .cards import parse_card, type_text
 from .engine import core
 from .engine import layout as L
 from .engine.game import Game, _meld_tokens, action_text, parse_action
-from .rng import rng_key
 from .rules import Rules, load_rules
-from .rulevec import R_DOWN_AND_OUT_MULTIPLIER, R_N_ROUNDS, R_PENALTY
+from .match import penalty_multiplier
+from .rulevec import R_N_ROUNDS, R_PENALTY
 
 __all__ = ["FORMAT", "ReplayError", "ReplayDriftError", "record_games", "render_replay",
            "validate_replay", "read_replay"]
@@ -98,20 +98,19 @@ class _Table:
     Recorder and validator both use it, so what one writes is what the other recomputes.
     """
 
-    def __init__(self, rules: Rules, n_players: int, seed: int, game_id: int, mode: str, n_hands: int):
+    def __init__(self, rules: Rules, n_players: int, seed: int, game_id: int, mode: str, n_hands: int,
+                 agents=None, params=None):
         if mode not in ("hands", "matches"):
             raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
         self.mode = mode
         self.game_id = int(game_id)
+        rv = rules.to_vector()
+        # as rollout: "hands" plays the hand of round (game_id % n_rounds) alone
+        first = self.game_id % int(rv[R_N_ROUNDS]) if mode == "hands" else None
         self.game = Game(rules, n_players=n_players, seed=int(seed), game_id=int(game_id),
-                         n_hands=1 if mode == "hands" else int(n_hands))
-        st, rv = self.game.state, self.game.rv
-        if mode == "hands":
-            # as rollout: the hand of round (game_id % n_rounds) is dealt fresh (deal number 1)
-            # by the randomly drawn dealer; the first hand Game dealt is thrown away (rollout
-            # only resets the row, ``core.reset_game``, and skips that deal)
-            core.deal_hand(*st.arrays(), rv, 0, self.game_id % int(rv[R_N_ROUNDS]),
-                           int(st.gs[0, L.G_DEALER]))
+                         n_hands=1 if mode == "hands" else int(n_hands), first_hand=first, agents=agents,
+                         params=params)
+        st = self.game.state
         self.rules = self.game.rules
         self.n = int(n_players)
         self.pentab = np.asarray(rv[R_PENALTY:R_PENALTY + L.N_TYPES], dtype=np.int64)
@@ -164,10 +163,9 @@ class _Table:
         """Tokens of the table meld a tack, joker move or manipulation changes, as it lies after
         the action (and of the new meld a split makes, else ``None``).
 
-        Played on a copy marked as the last hand, so that going out leaves the table in place
-        (the real game may already have dealt the next hand when we could look)."""
+        Played by the engine alone on a copy, which keeps the table as the hand ends (the loop may
+        already have dealt the next hand when we could look)."""
         cp = self.game.state.copy()
-        cp.gs[0, L.G_LAST_HAND] = cp.gs[0, L.G_HAND_NO]
         n_before = int(cp.gs[0, L.G_N_MELDS])
         core.step(*cp.arrays(), self.game.rv, 0, a)
         new = None
@@ -184,16 +182,11 @@ class _Table:
         turn, hno, rnd, dealer = self.gs(L.G_TURN), self.gs(L.G_HAND_NO), self.gs(L.G_ROUND), self.gs(L.G_DEALER)
         caller = self.gs(L.G_CALLER)
         hd, resh = self.gs(L.G_HANDS_DONE), self.gs(L.G_TOTAL_RESHUFFLES)
-        laid_before = int(st.ps[0, seat, L.PS_LAID])
-        laid_this_turn = self.gs(L.G_LAID_THIS_TURN)
         pre = st.hands[0, :self.n].astype(np.int64)
         top = self._top()
         text = action_text(st, 0, a)              # before the step: lay-down texts name the plan
         meld = self._meld_after(a) if _changed_meld(a) >= 0 else None
-        err = int(core.step(*st.arrays(), rv, 0, a))
-        if err:
-            raise RuntimeError(f"internal: step rejected {text!r} ({L.ERROR_TEXT.get(err, err)})")
-        g.history.append((seat, text))
+        g.apply(a)
         self.steps += 1
         ended = self.gs(L.G_HANDS_DONE) > hd
         voided = not ended and self.gs(L.G_LAST_EVENT) == L.EV_VOID
@@ -233,8 +226,7 @@ class _Table:
         if ended or voided:
             ev["end"] = END_NAMES[self.gs(L.G_LAST_EVENT)]
         if ended:
-            down_and_out = winner >= 0 and (laid_this_turn == 1 or (L.A_LAY <= a < L.A_DISCARD and laid_before == 0))
-            mult = int(rv[R_DOWN_AND_OUT_MULTIPLIER]) if down_and_out else 1
+            mult = int(penalty_multiplier(rv, self.gs(L.G_HAND_HOW)))
             pens = [int(x) for x in st.hscore[0, hs, :self.n]]
             expect = [0 if p == winner else int(left[p] @ self.pentab) * mult for p in range(self.n)]
             if pens != expect:
@@ -272,26 +264,16 @@ def _header(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, deal
 
 
 def _record_one(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, max_steps) -> list[dict]:
-    """Play one game with the compiled policies, mirroring ``rollout._play_game`` decision for
-    decision (any change there must be copied here; ``_check_drift`` catches a forgotten one)."""
-    t = _Table(rules, n_players, seed, game_id, mode, n_hands)
-    st, rv = t.game.state, t.game.rv
-    A = st.arrays()
+    """Play one game on the loop, every decision the seat's compiled agent's, into events."""
+    t = _Table(rules, n_players, seed, game_id, mode, n_hands, agents=list(pol), params=pm)
     events = [_header(rules, n_players, pol, pm, seed, game_id, mode, n_hands, t.gs(L.G_DEALER)),
               t.deal_event()]
-    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    keys = np.zeros(L.P_MAX, dtype=np.uint64)
-    ctrs = np.zeros(L.P_MAX, dtype=np.int64)
-    for p in range(n_players):
-        keys[p] = np.uint64(rng_key(seed, game_id, core.STREAM_POLICY_BASE + p))
-    known = np.zeros(KNOWN_LEN, dtype=np.int64)
     for _ in range(max_steps):
         if t.terminal:
             break
         seat = t.gs(L.G_TO_ACT)
-        a = int(seat_action(pol[seat], pm[seat], *A, rv, 0, seat, known, mask, keys[seat],
-                            ctrs[seat:seat + 1]))
-        if not 0 <= a < L.N_ACTIONS or core.check_action(*A, rv, 0, a) != 0:
+        a = t.game.agent_action()
+        if not 0 <= a < L.N_ACTIONS or not t.game.legal_mask()[a]:
             raise RuntimeError(f"game {game_id}: {_seat(seat)} ({policy_name(int(pol[seat]))}) chose "
                                f"illegal action {a}")
         events += t.play(a)
@@ -341,7 +323,7 @@ def _check_drift(rules, n_players, pol, pm, seed, game_id, mode, n_hands, events
             problems.append(f"match win shares simulate {share} vs replay {end['win_share']}")
     if problems:
         raise ReplayDriftError(f"replay of game {game_id} (seed {seed}) drifted from rollout.simulate: "
-                               + "; ".join(problems) + " -- kalooki_sim/replay.py must mirror rollout._play_game")
+                               + "; ".join(problems) + " -- the loop stepped from Python and the closed loop differ")
 
 
 def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iterable[int],
@@ -369,7 +351,8 @@ def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iter
     elif mode == "matches":
         if rules.match_mode != "fixed_hands_low_total":
             raise ValueError(f"record_games records single hands or Caribbean matches; {rules.name} matches "
-                             "(match_rollout) cannot be recorded yet: use mode='hands'")
+                             "cannot be recorded yet (the format numbers seats per hand, and eliminations renumber them): "
+                             "use mode='hands'")
         n_hands = int(hands_per_game) if hands_per_game is not None else int(rules.n_hands)
     else:
         raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")

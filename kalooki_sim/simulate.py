@@ -79,9 +79,9 @@ def _check(cfg: SimulationConfig, rules) -> None:
             if cfg.max_hands is not None:
                 raise ValueError(f"{rules.name} matches have a fixed number of hands; max_hands does not apply")
         else:
-            from .match_rollout import hands_per_match
+            from .rollout import match_length
 
-            hands_per_match(rules, cfg.hands_per_match, cfg.max_hands)     # raises on a bad value
+            match_length(rules, "matches", cfg.hands_per_match, cfg.max_hands)     # raises on a bad value
 
 
 def _kernels_cached() -> bool:

@@ -4,7 +4,7 @@
 A kernel change meant only to be faster must leave every game as it was.  The golden playthroughs
 (``tests/golden``) cover two games; this covers thousands: for each preset, 1,500 greedy hands,
 300 hands of greedy against random and 800 three-player hands of greedy exploring (epsilon 0.2),
-and 100 Caribbean matches, each reduced to a digest of ``rollout.simulate``'s columns.
+100 Caribbean matches and 30 matches of K40, NA15 and American, each reduced to a digest of ``rollout.simulate``'s columns.
 
     python scripts/fingerprint.py > before.json        # on the old build
     python scripts/fingerprint.py --check before.json  # on the new one: exits 1 on a difference
@@ -51,6 +51,9 @@ def fingerprint() -> dict[str, str]:
         out[f"{name}/eps3"] = digest(simulate(rules, 3, ["greedy"] * 3, explore, 800, 13))
     out["caribbean/matches"] = digest(simulate(load_rules("caribbean"), 4, ["greedy"] * 4, None, 100, 14,
                                                mode="matches"))
+    for name in ("k40", "na15", "american"):     # the points variants' match flows
+        out[f"{name}/matches"] = digest(simulate(load_rules(name), 4, ["greedy", "greedy", "random", "greedy"],
+                                                 None, 30, 15, mode="matches", max_hands=60))
     return out
 
 

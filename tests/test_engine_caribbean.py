@@ -16,6 +16,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.cards import counts_of
 from kalooki_sim.engine import IllegalActionError
 from kalooki_sim.engine import core
+from kalooki_sim.engine.playout import random_playout
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game, _meld_tokens
 from kalooki_sim.engine.state import State
@@ -822,9 +823,9 @@ def test_results_do_not_depend_on_batch_composition():
     st = _batch(6, 4, rv, [7] * 6, range(6))
     stats = np.zeros(8, dtype=np.int64)
     for g in range(6):
-        assert core.random_playout(*st.arrays(), rv, g, 3, 10**6, 0, stats, 0.5) == 0
+        assert random_playout(*st.arrays(), rv, g, 3, 10**6, 0, stats, 0.5) == 0
     solo = _batch(1, 4, rv, [7], [4])
-    assert core.random_playout(*solo.arrays(), rv, 0, 3, 10**6, 0, stats, 0.5) == 0
+    assert random_playout(*solo.arrays(), rv, 0, 3, 10**6, 0, stats, 0.5) == 0
     for a, b in zip(st.take([4]).arrays(), solo.arrays()):
         assert (a == b).all()
 
@@ -850,7 +851,7 @@ def test_invariants_random_games_compiled(vi):
         st = _batch(10, n_players, rv, [100 + vi] * 10, range(10))
         for g in range(10):
             bias = 0.0 if g % 2 == 0 else 0.9      # half uniform random, half eager to meld
-            e = core.random_playout(*st.arrays(), rv, g, 1, 10**6, 1, stats, bias)
+            e = random_playout(*st.arrays(), rv, g, 1, 10**6, 1, stats, bias)
             assert e == 0, (n_players, g, e)
             assert st.gs[g, L.G_TERMINAL] == 1 and st.gs[g, L.G_HANDS_DONE] == 9
             tot = st.hscore[g, :9, :n_players].sum(axis=0)
@@ -864,7 +865,7 @@ def test_mask_agrees_with_check_action_everywhere():
     st = _batch(2, 4, rv, [3, 3], [0, 1], n_hands=2)
     stats = np.zeros(8, dtype=np.int64)
     for g in range(2):
-        assert core.random_playout(*st.arrays(), rv, g, 9, 10**6, 2, stats, 0.9) == 0
+        assert random_playout(*st.arrays(), rv, g, 9, 10**6, 2, stats, 0.9) == 0
 
 
 def test_invariants_random_games_python_side():

@@ -16,6 +16,7 @@ import pytest
 
 from kalooki_sim import load_rules
 from kalooki_sim.engine import core
+from kalooki_sim.engine.playout import random_playout
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game, check_supported
 from kalooki_sim.rollout import simulate
@@ -511,7 +512,7 @@ def test_mask_agrees_with_check_action(name):
     for gid in range(2):
         g = Game(r, n_players=4, seed=11, game_id=gid)
         stats = np.zeros(8, dtype=np.int64)
-        res = core.random_playout(*g.state.arrays(), rv, 0, 5, 3000, 2, stats, 0.6)
+        res = random_playout(*g.state.arrays(), rv, 0, 5, 3000, 2, stats, 0.6)
         assert res == 0, res
 
 

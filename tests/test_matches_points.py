@@ -1,5 +1,5 @@
 """Whole matches of the points variants (K40, K51, K101: elimination and pool; NA15, AMER: paid per
-hand) played by compiled agents (kalooki_sim.match_rollout), checked against the score sheet rules
+hand) played by compiled agents (rollout.simulate on the match flow), checked against the score sheet rules
 (RULES.md §2.2, §2.5, §2.6, §4.8, §6.10) and replayed through the Python ``match.MatchScore``."""
 
 from functools import lru_cache
@@ -12,7 +12,7 @@ import pytest
 from kalooki_sim import load_rules
 from kalooki_sim.engine.layout import EV_KALOOKI, EV_TURN_CAP, EV_VOID_CAP, EV_WENT_OUT
 from kalooki_sim.match import STATUS_NAMES, ST_BOUGHT_BACK, ST_OUT, HandResult, MatchScore
-from kalooki_sim.match_rollout import POINTS_HAND_COLUMNS, POINTS_MATCH_COLUMNS
+from kalooki_sim.rollout import POINTS_HAND_COLUMNS, POINTS_MATCH_COLUMNS
 from kalooki_sim.rollout import simulate
 
 GGRR = ["greedy", "greedy", "random", "random"]

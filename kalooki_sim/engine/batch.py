@@ -12,13 +12,13 @@ import numpy as np
 from numba import prange
 
 from ..jit import pnjit
-from .core import random_playout
+from .playout import random_playout
 
 
 @pnjit
 def random_playouts(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                     rv, policy_seed, max_steps, check, bias, out_err, out_stats):
-    """``core.random_playout`` for every game of the batch in parallel.
+    """``playout.random_playout`` for every game of the batch in parallel.
 
     ``out_err[g]`` receives the playout's return code (0 = fine), ``out_stats[g]`` (int64[B, 8])
     its counters.

@@ -84,6 +84,7 @@ from ..rulevec import (
     R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN, R_KALOOKI_EXEMPT_FROM_OPENING_MIN, R_DEALER_MAY_SWAP_UPCARD,
     R_JOKER_SET_MELD_VALUE, R_MELD_VALUE, R_OPENING_COUNTS_LAYOFFS,
 )
+from ..match import HOW_DOWN_AND_OUT, HOW_KALOOKI, HOW_RIP, HOW_VOID, penalty_multiplier
 from ..views import c_view
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE,
@@ -95,7 +96,7 @@ from .layout import (
     E_SWAP_DISABLED, E_SWAP_END, E_TABLE_FULL, E_TAKEN_DISCARD, E_TERMINAL, E_WRONG_PHASE,
     E_WRONG_RANK, E_WRONG_SUIT, EV_NONE, EV_TURN_CAP, EV_VOID, EV_VOID_CAP, EV_WENT_OUT,
     G_ACTIVE, G_AFTER_ALLOW, G_CALL_DONE, G_CALLER, G_DEAL_NO, G_DEALER, G_DISC_N, G_GAME_ID,
-    G_HAND_NO, G_HANDS_DONE, G_LAID_THIS_TURN, G_LAST_EVENT, G_LAST_HAND, G_N_MELDS, G_NP,
+    G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAID_THIS_TURN, G_LAST_EVENT, G_LAST_HAND, G_N_MELDS, G_NP,
     G_PHASE, G_RESHUFFLES, G_ROUND, G_SEED, G_STEPS, G_STOCK_N, G_TAKEN, G_TERMINAL, G_TO_ACT,
     G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, G_VOIDS, H_MAX, JOKER, K_PLANS, L_MAX, M_MAX,
     MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_ACTIONS,
@@ -750,43 +751,35 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
 
 
 @njit(_nrt=False)
-def _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g):
-    h = gs[g, G_HAND_NO] + 1
-    gs[g, G_HAND_NO] = h
-    if h > gs[g, G_LAST_HAND]:
-        gs[g, G_PHASE] = PH_OVER
-        gs[g, G_TERMINAL] = 1
-        gs[g, G_TO_ACT] = -1
-        _clear_plans(plan_n, g)
-        return
-    n = gs[g, G_NP]
-    rot = 1 if rv[R_DEALER_ROTATION] == 0 else -1
-    gs[g, G_DEALER] = _seat_after(gs[g, G_DEALER], 1, n, rot)
-    gs[g, G_ROUND] = h % rv[R_N_ROUNDS]
-    gs[g, G_VOIDS] = 0
-    gs[g, G_DEAL_NO] += 1
-    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
+def hand_ending(gs, rv, g, winner, event):
+    """How the hand of game ``g`` ends when ``winner`` goes out with ``event`` (``match.HOW_*``).
+
+    Going out in the turn of one's first lay-down is a kalooki where the rules have one (A24),
+    else "down and out"; the multipliers of each are ``match.penalty_multiplier``'s."""
+    if winner < 0:
+        return HOW_VOID
+    if gs[g, G_LAID_THIS_TURN] == 1:
+        if rv[R_KALOOKI_ENABLED] == 1 and event == EV_WENT_OUT:
+            return HOW_KALOOKI
+        return HOW_DOWN_AND_OUT
+    return HOW_RIP
 
 
 @njit(_nrt=False)
 def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv,
                  g, winner, event):
-    """Score the hand (winner 0, the others the penalty of their cards) and deal the next one.
+    """Score the hand (winner 0, the others the penalty of their cards) and end it.
 
-    ``winner = -1``: no winner (turn cap, void cap) — everyone scores his cards as they stand.
-    "Down and out" (the winner laid down in the turn he went out) multiplies the others' penalty
-    by ``down_and_out_multiplier``.
+    ``winner = -1``: no winner (turn cap, void cap) -- everyone scores his cards as they stand.
+    The engine plays one hand: what comes next (another hand, who deals, who is still in) is the
+    match flow's (``engine.match_flow``), so the state stays as the hand ended, terminal.
     """
     n = gs[g, G_NP]
     h = gs[g, G_HAND_NO]
-    mult = 1
-    if winner >= 0 and gs[g, G_LAID_THIS_TURN] == 1:
-        if rv[R_KALOOKI_ENABLED] == 1 and event == EV_WENT_OUT:
-            # kalooki (A24): nothing on the table before this turn, whole hand disposed of in it
-            event = EV_KALOOKI
-            mult = rv[R_KALOOKI_PENALTY_MULTIPLIER]
-        else:
-            mult = rv[R_DOWN_AND_OUT_MULTIPLIER]
+    how = hand_ending(gs, rv, g, winner, event)
+    if how == HOW_KALOOKI:
+        event = EV_KALOOKI
+    mult = penalty_multiplier(rv, how)
     for p in range(n):
         pen = 0
         if p != winner:
@@ -796,9 +789,14 @@ def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n
         ps[g, p, PS_TOTAL] += pen
     if h < H_MAX:
         hwin[g, h] = winner
+    gs[g, G_HAND_WINNER] = winner
+    gs[g, G_HAND_HOW] = how
     gs[g, G_LAST_EVENT] = event
     gs[g, G_HANDS_DONE] += 1
-    _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g)
+    gs[g, G_PHASE] = PH_OVER
+    gs[g, G_TERMINAL] = 1
+    gs[g, G_TO_ACT] = -1
+    _clear_plans(plan_n, g)
 
 
 @njit(_nrt=False)
@@ -2411,80 +2409,3 @@ def mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
 def may_call(gs, ps, disc_by, rv, g, seat):
     """Could ``seat`` call the top discard in this turn's call window (eligibility only)?"""
     return _caller_ok(gs, ps, disc_by, rv, g, seat)
-
-
-@njit
-def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, policy_seed, max_steps, check, stats, bias=0.0):
-    """Play game ``g`` with uniformly random legal actions until terminal (or ``max_steps``).
-
-    ``bias > 0`` makes the player lay down / tack / move a joker with that probability whenever
-    such an action is legal (uniformly among them), so that hands actually end by going out and
-    the table fills up; ``bias = 0`` is the plain uniform random policy.
-
-    Randomness: stream ``STREAM_POLICY_BASE`` of (policy_seed, game_id).  With ``check >= 1`` the
-    invariants are verified after every step; ``check >= 2`` also compares the mask with
-    ``check_action`` on every action id (slow).  ``stats`` (int64[8]) accumulates: steps, lay-downs,
-    tacks, joker moves, allowed calls, denied calls, hands won by going out, invariant failures (and,
-    if it has a 9th slot, table manipulations M1-M5).
-    Returns 0, or ``1000 + INV_*`` / ``2000 + E_*`` at the first failure.
-    """
-    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    ids = np.zeros(N_ACTIONS, dtype=np.int64)
-    key = rng_key(policy_seed, gs[g, G_GAME_ID], STREAM_POLICY_BASE)
-    c = 0
-    for it in range(max_steps):
-        k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                       rv, g, mask)
-        if k == 0:
-            return 0
-        j = 0
-        for a in range(N_ACTIONS):
-            if mask[a]:
-                ids[j] = a
-                j += 1
-        a = ids[rng_below(key, c, k)]
-        c += 1
-        if bias > 0.0:
-            npg = 0
-            for i in range(k):
-                b = ids[i]
-                if (b >= A_LAY and b < A_DISCARD) or b >= A_TACK:
-                    ids[npg] = b          # compacting in place keeps ids[i..] intact (npg <= i)
-                    npg += 1
-            if npg > 0 and rng_uniform(key, c) < bias:
-                a = ids[rng_below(key, c + 1, npg)]
-            c += 2
-        hd = gs[g, G_HANDS_DONE]
-        e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a)
-        if e != 0:
-            return 2000 + e
-        stats[0] += 1
-        if a >= A_LAY and a < A_DISCARD:
-            stats[1] += 1
-        elif a >= A_TACK and a < A_MOVE:
-            stats[2] += 1
-        elif a >= A_MOVE and a < A_SHIFT:
-            stats[3] += 1
-        elif a >= A_SHIFT:
-            if stats.shape[0] > 8:
-                stats[8] += 1
-        elif a == A_ALLOW:
-            stats[4] += 1
-        elif a == A_DENY:
-            stats[5] += 1
-        if gs[g, G_HANDS_DONE] > hd and (gs[g, G_LAST_EVENT] == EV_WENT_OUT or gs[g, G_LAST_EVENT] == EV_KALOOKI):
-            stats[6] += 1
-        if check >= 1:
-            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                 hscore, hwin, rv, g, True, mask)
-            if r != 0:
-                stats[7] += 1
-                return 1000 + r
-        if check >= 2:
-            bad = mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                  hscore, hwin, rv, g, mask)
-            if bad >= 0:
-                stats[7] += 1
-                return 3000 + bad
-    return 0

@@ -50,7 +50,9 @@ from ..cards import JOKER, parse_cards, type_text
 from ..melds import is_legal_meld
 from ..melds.api import decode_melds
 from ..rules import Rules, load_rules
-from . import core
+from .. import loop
+from ..rollout import buy_back_flags, max_steps_per_hand, seating_table
+from . import core, match_flow
 from . import layout as L
 from .errors import IllegalActionError
 from .state import State
@@ -385,20 +387,45 @@ class Game:
     """
 
     def __init__(self, rules="caribbean", n_players: int = 4, seed: int = 0, game_id: int = 0,
-                 dealer: int | None = None, n_hands: int | None = None, _deal: bool = True):
+                 dealer: int | None = None, n_hands: int | None = None, _deal: bool = True, *,
+                 agents=None, params=None, first_hand: int | None = None, buy_back="always"):
         self.rules = rules if isinstance(rules, Rules) else load_rules(rules)
         check_supported(self.rules)
         if not self.rules.players_min <= n_players <= self.rules.players_max:
             raise ValueError(f"{self.rules.name} is played by {self.rules.players_min}.."
                              f"{self.rules.players_max} players, not {n_players}")
         self.rv = self.rules.to_vector()
-        self.state = State.empty(1)
         self.history: list[tuple[int, str]] = []
-        self._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        seats, pm = seating_table([loop.EXTERNAL] * n_players if agents is None else agents, 1, n_players,
+                                  params)
+        self._loop = loop.LoopArrays(1, pm.shape[2])
+        self._out = loop.LoopArrays.outputs(0, 1, n_players)
+        self._wants = buy_back_flags(buy_back, n_players)
+        self._max_steps = max_steps_per_hand(self.rules, n_players)
         if _deal:
-            core.start_game(*self.state.arrays(), self.rv, 0, n_players,
-                            -1 if dealer is None else dealer, seed, game_id,
-                            0 if n_hands is None else n_hands)
+            if n_hands is None:
+                n_hands = self.rules.n_hands or 1
+            la = self._loop
+            loop.start(*self.state.arrays(), self.rv, 0, la.sp, la.sx, la.seats, la.params, la.keys, la.ctrs,
+                       la.ctx, la.known, seats[0], pm[0], self._wants, -1 if dealer is None else int(dealer), int(seed), int(game_id),
+                       -1 if first_hand is None else int(first_hand), int(n_hands), self._max_steps, -1,
+                       False, True)
+            self._advance()
+
+    @property
+    def state(self) -> State:
+        return self._loop.state
+
+    def _advance(self) -> None:
+        loop.advance(*self.state.arrays(), self.rv, 0, *self._loop.loop_arrays(), *self._out)
+
+    def _attach(self) -> None:
+        """A position built by hand becomes the start of a loop (a one-hand match by default)."""
+        match_flow.begin_from_position(self.state.gs, self.state.ps, self.rv, 0, self._loop.sp[0],
+                                       self._loop.sx[0], self._wants)
+        loop.attach(self.state.gs, 0, self._loop.ctx, int(self.state.gs[0, L.G_GAME_ID]),
+                    int(self.state.gs[0, L.G_SEED]), self._max_steps, -1, False, True)
+        self._advance()
 
     # ---- queries
     @property
@@ -468,22 +495,29 @@ class Game:
     def totals(self) -> list[int]:
         return [int(x) for x in self.state.ps[0, :self.n_players, L.PS_TOTAL]]
 
+    def _finished_hands(self) -> range:
+        """Hand numbers of the finished hands kept in the engine's per-hand record."""
+        done = self._gs(L.G_HANDS_DONE)
+        end = self._gs(L.G_HAND_NO) + (1 if self.terminal else 0)      # past the last finished hand
+        first = max(end - done, 0)
+        return range(first, min(end, L.H_MAX))
+
     @property
     def hand_scores(self) -> list[list[int]]:
         """Penalties scored in each finished hand of the match."""
-        n = min(self._gs(L.G_HANDS_DONE), L.H_MAX)
-        first = self._gs(L.G_HAND_NO) - self._gs(L.G_HANDS_DONE)
-        return [[int(x) for x in self.state.hscore[0, h, :self.n_players]]
-                for h in range(max(first, 0), max(first, 0) + n)]
+        return [[int(x) for x in self.state.hscore[0, h, :self.n_players]] for h in self._finished_hands()]
 
     @property
     def hand_winners(self) -> list[int]:
-        n = min(self._gs(L.G_HANDS_DONE), L.H_MAX)
-        first = max(self._gs(L.G_HAND_NO) - self._gs(L.G_HANDS_DONE), 0)
-        return [int(self.state.hwin[0, h]) for h in range(first, first + n)]
+        return [int(self.state.hwin[0, h]) for h in self._finished_hands()]
 
     def winners(self) -> list[int]:
-        """Seats with the lowest total (ties per tie_rule; shared by default, A14)."""
+        """The match winners once it is over (the match flow's: lowest total, ties per tie_rule,
+        shared by default, A14; the last player in; the most money); before that, the seats with
+        the lowest total so far."""
+        if self._loop.ctx[0, loop.CX_STATUS] == loop.ST_OVER:
+            flags = self._loop.sp[0, match_flow.SP_MWIN]
+            return [p for p in range(int(self._loop.sx[0, match_flow.SX_N])) if flags[p]]
         out = np.zeros(L.P_MAX, dtype=np.bool_)
         core.match_winners(self.state.gs, self.state.ps, self.state.hscore, self.state.hwin, self.rv, 0, out)
         return [p for p in range(self.n_players) if out[p]]
@@ -493,9 +527,19 @@ class Game:
         return bool(core.may_call(self.state.gs, self.state.ps, self.state.disc_by, self.rv, 0, p))
 
     def legal_mask(self) -> np.ndarray:
-        with _scratch_kept(self.state):
-            core.legal_mask(*self.state.arrays(), self.rv, 0, self._mask)
-        return self._mask.copy()
+        """The legal actions of the seat to act (the loop's mask; none once the match is over)."""
+        if self._loop.ctx[0, loop.CX_STATUS] != loop.ST_WAITING:
+            return np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        return self._loop.mask[0].copy()
+
+    def agent_action(self) -> int:
+        """What the compiled agent seated at the seat to act would play (``agents=`` at
+        construction); -1 for a seat without one.  Draws on that seat's random stream, as the
+        closed loop does, so apply the answer to play the closed loop's game."""
+        scratch = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        return int(loop.agent_action(*self.state.arrays(), self.rv, 0, self._loop.sp, self._loop.seats,
+                                     self._loop.params, self._loop.keys, self._loop.ctrs, self._loop.known,
+                                     scratch))
 
     def legal_actions(self) -> list[int]:
         return [int(a) for a in np.flatnonzero(self.legal_mask())]
@@ -530,14 +574,15 @@ class Game:
             shown = None
         text = self.action_text(a) if 0 <= a < L.N_ACTIONS else str(action)
         who = self.to_act
-        cert = self.state.ps[:, :, L.PS_CERT:L.NPS]
-        with _scratch_kept(self.state):
-            err = int(core.step(*self.state.arrays(), self.rv, 0, a))
-            learned = cert.copy()
+        if self.terminal:
+            raise IllegalActionError(action, L.E_TERMINAL, text=shown or text)
+        err = int(loop.act(*self.state.arrays(), self.rv, 0, *self._loop.loop_arrays(), *self._out, a))
         if err:
-            raise IllegalActionError(action, err, text=shown or text)
-        cert[...] = learned          # what a legal action's searches certified stays, as in the loop
+            if err >= 2000:
+                raise IllegalActionError(action, err - 2000, text=shown or text)
+            raise RuntimeError(f"internal: the loop refused {text!r} (code {err})")
         self.history.append((who, text))
+        self._advance()
         return self
 
     def play(self, *actions) -> "Game":
@@ -552,10 +597,10 @@ class Game:
 
     def copy(self) -> "Game":
         other = Game.__new__(Game)
-        other.rules, other.rv = self.rules, self.rv
-        other.state = self.state.copy()
+        other.__dict__.update(self.__dict__)
+        other._loop = self._loop.copy()
+        other._out = loop.LoopArrays.outputs(0, 1, self._out[0].shape[3])
         other.history = list(self.history)
-        other._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
         return other
 
     # ---- rendering
@@ -748,6 +793,7 @@ class Game:
             raise ValueError("phase 'allow' needs 'caller: Pn'")
         gs[L.G_TO_ACT] = _parse_seat(kv["to_act"]) if ("to_act" in kv and phase == "call") else -1
         core.resume(*st.arrays(), rv, 0)
+        game._attach()
         return game
 
 

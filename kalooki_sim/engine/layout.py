@@ -55,7 +55,7 @@ G_TO_ACT = 3         # seat that must choose the next action (-1 when terminal)
 G_DEALER = 4
 G_HAND_NO = 5        # 0-based hand of the match
 G_ROUND = 6          # 0-based contract round of this hand
-G_LAST_HAND = 7      # the match ends after this hand
+G_LAST_HAND = 7      # the match ends after this hand at the latest (read by engine.match_flow)
 G_TURN = 8           # turns played in this hand (cap: max_turns_per_hand)
 G_STOCK_N = 9
 G_DISC_N = 10
@@ -82,7 +82,9 @@ G_OWED = 30          # card type taken from the table by M1/M2/M4/M5 and not yet
 G_MANIPS = 31        # table manipulations M1-M5 made in this turn (cap: MANIP_MAX_PER_TURN)
 G_OPEN_DEBT = 32     # A43: opening points still to be laid off this turn (0 = none)
 G_PLAN_DEBT = 33     # A43: the G_OPEN_DEBT that laying plan 0 would leave (0: plan 0 opens alone)
-NG = 34
+G_HAND_WINNER = 34   # seat that went out in the hand that just ended (-1: none)
+G_HAND_HOW = 35      # how it ended (match.HOW_*): what the score sheet settles
+NG = 36
 
 # ---- per-player scalars ps[g, p, PS_*]
 PS_LAID = 0          # has laid down (opened) in this hand
@@ -134,7 +136,7 @@ PH_CALL = 0          # call window: G_TO_ACT (a non-active player) may call the 
 PH_ALLOW = 1         # the active player allows or denies G_CALLER's call
 PH_DRAW = 2          # the active player draws
 PH_PLAY = 3          # the active player lays down / tacks / moves jokers / discards
-PH_OVER = 4          # match over (terminal)
+PH_OVER = 4          # hand over (terminal for the engine; engine.match_flow may deal the next)
 PH_UPSWAP = 5        # right after the deal: the dealer may swap the upcard (dealer_may_swap_upcard)
 PHASE_NAMES = ("call", "allow", "draw", "play", "over", "upcard")
 

@@ -1,0 +1,447 @@
+"""The one compiled turn loop (DESIGN.md §5): every driver of a game is built on it.
+
+``advance`` plays game row ``b`` until a seat whose agent is *external* must decide, or until the
+match is over.  A compiled agent's decision is asked of ``agents.compiled.seat_action`` and applied
+at once; an external seat's decision is left to the caller, with the legal-action mask ready in
+``mask[b]``, and handed back through ``act``.  After every action the loop keeps the hand's
+tallies (lay-down turns, calls) and, when the engine ends a hand, passes it to the match flow
+(``engine.match_flow``: the score sheet, the next deal) and writes the hand's result rows.  So:
+
+* ``rollout.simulate`` (the closed loop, millions of hands) runs ``advance`` with no external seat
+  over ``prange`` lanes (``closed_loop``);
+* the lockstep environment, ``Game`` and replay recording run the same ``advance``/``act`` from
+  Python; with ``CX_PAUSE`` set every seat is treated as external, and ``agent_action`` asks the
+  seat's compiled agent what it would play (the same call, the same random stream, as inside the
+  loop), so a game stepped from Python with the compiled agents is the closed loop's game.
+
+Per game row ``b`` the loop reads its seating: ``seats[b, p]`` the agent id of real player ``p``
+(``EXTERNAL`` = -1: decided outside) and ``params[b, p]`` its parameter row.  One batch can hold a
+different seating in every game (every rotation of a lineup on the same deals).  Each seat's policy
+randomness is stream ``STREAM_POLICY_BASE + p`` of (seed, game id) of the *real* player ``p``, so a
+game is a pure function of (rules, seating, parameters, seed, game id).
+
+Arrays of a loop (``LoopArrays`` builds them): the engine state (13 arrays), the sheet
+(``sp, sx, sev``), ``seats, params``, ``keys`` (uint64[B, P_MAX]) and ``ctrs`` (int64[B, P_MAX]) of
+the policy streams, ``known`` (greedy's legality cache), ``mask``, ``ctx`` (int64[B, NCX]: ``CX_*``),
+and the outputs ``rows`` (int64[NR, O, H, n]: one plane per ``R_*`` column, written per hand and
+real player), ``mrows`` (int64[NM, O, n]: per match and player) and ``mwin`` (float64[O, n]: match
+win shares), where ``O`` is the output row ``ctx[b, CX_OUT]`` of the game (-1: no output).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from .agents.base import EXTERNAL
+from .agents.compiled import KNOWN_LEN, seat_action
+from .engine.core import STREAM_POLICY_BASE, apply_action, check_invariants, legal_mask, step
+from .engine.layout import (
+    A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT,
+    G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, N_ACTIONS, P_MAX,
+)
+from .engine.state import State
+from .engine.match_flow import (
+    SP_ACTIVE, SP_BB, SP_CARDS, SP_JOKERS, SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL,
+    SP_RIPS, SP_SEAT, SP_TOTAL, SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN,
+    SX_N_MWIN, SX_POOL, begin_match, end_hand, new_sheet, next_hand,
+)
+from .jit import njit, pnjit
+from .match import EV_PAYMENT, EV_PENALTY, EV_STATUS, penalty_multiplier
+from .rng import rng_key
+from .rulevec import R_COUNT_DENIED_CALLS, R_N_ROUNDS
+
+__all__ = [
+    "EXTERNAL", "ST_PLAYING", "ST_WAITING", "ST_OVER", "ST_FAILED",
+    "ERR_MAX_STEPS", "ERR_ILLEGAL", "ERR_BAD_ACTION",
+    "CX_OUT", "CX_GAME", "CX_SEED", "CX_STATUS", "CX_ERR", "CX_STEPS", "CX_MAX_STEPS", "CX_CHECK",
+    "CX_PAUSE", "CX_LAST", "NCX", "ROW_COLUMNS", "MATCH_PLANES", "NR", "NM",
+    "start", "attach", "advance", "act", "agent_action", "closed_loop", "advance_rows", "act_rows", "LoopArrays",
+]
+
+
+# loop status (ctx[b, CX_STATUS])
+ST_PLAYING = 0
+ST_WAITING = 1           # an external seat must act: mask[b] holds its legal actions
+ST_OVER = 2              # the match is over
+ST_FAILED = 3            # stopped on an error (ctx[b, CX_ERR])
+
+# errors (ctx[b, CX_ERR]); 1000 + INV_*: invariant failure (check); 2000 + E_*: the engine refused
+ERR_MAX_STEPS = 1        # a hand took more than its step budget
+ERR_ILLEGAL = 2          # a compiled agent chose an action outside the legal mask
+ERR_BAD_ACTION = 3       # ``act`` was called when no external decision was pending
+
+# ctx[b, CX_*]; CX_LAID + seat: turn the engine seat laid down (-1 not yet); CX_CALLS + seat: calls
+# it was allowed (denied ones too when the rules count them) in this hand
+(CX_OUT, CX_GAME, CX_SEED, CX_STATUS, CX_ERR, CX_STEPS, CX_MAX_STEPS, CX_CHECK, CX_PAUSE, CX_RESH0,
+ CX_VOIDS0, CX_LAST) = range(12)
+CX_LAID = 12
+CX_CALLS = CX_LAID + P_MAX
+NCX = CX_CALLS + P_MAX
+
+# rows[R_*, o, hand, real player]: one plane per column, so a finished batch hands out views
+ROW_COLUMNS = (
+    "game_id", "hand_no", "round", "seat", "policy_id", "dealer", "penalty", "won", "laid_down",
+    "laid_down_turn", "calls_used", "turns", "reshuffles", "voids", "end_event", "engine_seat",
+    "players", "hand_value", "cards_left", "jokers_left", "sheet_penalty", "payment", "total", "status",
+    "pool", "valid",
+)
+(R_GAME, R_HAND_NO, R_ROUND, R_SEAT, R_POLICY, R_DEALER, R_PEN, R_WON, R_LAID, R_LAID_TURN, R_CALLS,
+ R_TURNS, R_RESH, R_VOIDS, R_EVENT, R_ENGINE_SEAT, R_PLAYERS, R_VALUE, R_CARDS, R_JOKERS, R_SHEET_PEN,
+ R_PAY, R_TOTAL, R_STATUS, R_POOL, R_VALID) = range(26)
+NR = 26
+# mrows[M_*, o, real player]
+MATCH_PLANES = ("total", "units", "money", "buy_backs", "active", "hands_played", "rips", "kalookis",
+                "pool", "finished", "match_hands", "policy_id")
+(M_TOTAL, M_UNITS, M_MONEY, M_BB, M_ACTIVE, M_HANDS, M_RIPS, M_KALOOKIS, M_POOL, M_FINISHED,
+ M_MATCH_HANDS, M_POLICY) = range(12)
+NM = 12
+
+
+class LoopArrays:
+    """The arrays of a loop over ``batch`` game rows (the module docstring lists them).
+
+    ``state`` is the engine's ``State``; ``loop_arrays()`` the rest of a kernel's arguments in their
+    order, outputs excluded (``outputs`` makes those, for ``n_out`` games of at most ``hands`` hands
+    and ``n_players`` players).  ``k`` is the width of a parameter row."""
+
+    def __init__(self, batch: int, k: int = 1):
+        B = int(batch)
+        self.state = State.empty(B)
+        self.sp, self.sx, self.sev = new_sheet(B)
+        self.seats = np.full((B, P_MAX), EXTERNAL, dtype=np.int64)
+        self.params = np.zeros((B, P_MAX, max(1, int(k))), dtype=np.float64)
+        self.keys = np.zeros((B, P_MAX), dtype=np.uint64)
+        self.ctrs = np.zeros((B, P_MAX), dtype=np.int64)
+        self.ctx = np.zeros((B, NCX), dtype=np.int64)
+        self.ctx[:, CX_OUT] = -1
+        self.known = np.zeros((B, KNOWN_LEN), dtype=np.int64)
+        self.mask = np.zeros((B, N_ACTIONS), dtype=np.bool_)
+
+    def loop_arrays(self) -> tuple:
+        return (self.sp, self.sx, self.sev, self.seats, self.params, self.keys, self.ctrs, self.ctx,
+                self.known, self.mask)
+
+    def copy(self) -> "LoopArrays":
+        other = LoopArrays.__new__(LoopArrays)
+        other.__dict__.update({k: v.copy() for k, v in self.__dict__.items()})
+        return other
+
+    @staticmethod
+    def outputs(n_out: int, hands: int, n_players: int) -> tuple:
+        """``(rows, mrows, mwin)`` for ``n_out`` games (``n_out = 0``: none are kept)."""
+        return (np.zeros((NR, n_out, hands, n_players), dtype=np.int64),
+                np.zeros((NM, n_out, n_players), dtype=np.int64),
+                np.zeros((n_out, n_players), dtype=np.float64))
+
+
+@njit(_nrt=False)
+def _clear_tallies(ctx, b):
+    for i in range(P_MAX):
+        ctx[b, CX_LAID + i] = -1
+        ctx[b, CX_CALLS + i] = 0
+
+
+@njit(_nrt=False)
+def start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+          sp, sx, seats, params, keys, ctrs, ctx, known, game_seats, game_params, wants, dealer, seed,
+          game_id, first_hand, hand_limit, max_steps, out_row, check, pause):
+    """Start game ``game_id`` on row ``b`` with the seating ``game_seats``/``game_params`` (one row
+    per real player) and deal its first hand (``match_flow.begin_match``: ``first_hand >= 0`` for
+    that single hand, else a match of at most ``hand_limit`` hands; ``dealer < 0``: drawn).
+    ``max_steps``: the step budget of one hand; ``out_row``: where its results go (-1: nowhere);
+    ``pause``: stop before every decision, the compiled seats' too (``agent_action``)."""
+    n = game_seats.shape[0]
+    begin_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                b, sp[b], sx[b], n, dealer, seed, game_id, first_hand, hand_limit, wants)
+    for p in range(P_MAX):
+        keys[b, p] = 0
+        ctrs[b, p] = 0
+        seats[b, p] = EXTERNAL
+        if p < n:
+            keys[b, p] = rng_key(seed, game_id, STREAM_POLICY_BASE + p)
+            seats[b, p] = game_seats[p]
+            for j in range(params.shape[2]):
+                params[b, p, j] = game_params[p, j] if j < game_params.shape[1] else 0.0
+    attach(gs, b, ctx, game_id, seed, max_steps, out_row, check, pause)
+
+
+@njit(_nrt=False)
+def attach(gs, b, ctx, game_id, seed, max_steps, out_row, check, pause):
+    """Make row ``b``'s position (dealt by ``start``, or built by hand with a sheet from
+    ``match_flow.begin_from_position``) the start of a loop."""
+    ctx[b, CX_OUT] = out_row
+    ctx[b, CX_GAME] = game_id
+    ctx[b, CX_SEED] = seed
+    ctx[b, CX_STATUS] = ST_PLAYING
+    ctx[b, CX_ERR] = 0
+    ctx[b, CX_STEPS] = 0
+    ctx[b, CX_MAX_STEPS] = max_steps
+    ctx[b, CX_CHECK] = 1 if check else 0
+    ctx[b, CX_PAUSE] = 1 if pause else 0
+    ctx[b, CX_RESH0] = gs[b, G_TOTAL_RESHUFFLES]
+    ctx[b, CX_VOIDS0] = gs[b, G_TOTAL_VOIDS]
+    ctx[b, CX_LAST] = -1
+    _clear_tallies(ctx, b)
+
+
+@njit(_nrt=False)
+def _write_hand(gs, rv, b, sp, sx, sev, seats, ctx, rows, turn):
+    """The rows of the hand that just ended, one per real player dealt in, before the sheet moves
+    on (``SX_HANDS`` has counted it)."""
+    o = ctx[b, CX_OUT]
+    h = sx[b, SX_HANDS] - 1
+    if o < 0 or h >= rows.shape[2]:
+        return
+    hno = gs[b, G_HAND_NO]
+    wseat = gs[b, G_HAND_WINNER]
+    mult = penalty_multiplier(rv, gs[b, G_HAND_HOW])
+    n_in = sx[b, SX_N_IN]
+    ev = gs[b, G_LAST_EVENT]
+    for i in range(n_in):
+        p = sp[b, SP_REAL, i]
+        won = 1 if i == wseat else 0
+        rows[R_GAME, o, h, p] = ctx[b, CX_GAME]
+        rows[R_HAND_NO, o, h, p] = hno
+        rows[R_ROUND, o, h, p] = hno % rv[R_N_ROUNDS] + 1
+        rows[R_SEAT, o, h, p] = p
+        rows[R_POLICY, o, h, p] = seats[b, p]
+        rows[R_DEALER, o, h, p] = sx[b, SX_DEALER]
+        rows[R_WON, o, h, p] = won
+        rows[R_PEN, o, h, p] = 0 if won == 1 else sp[b, SP_VALUE, p] * mult
+        rows[R_LAID, o, h, p] = 1 if ctx[b, CX_LAID + i] >= 0 else 0
+        rows[R_LAID_TURN, o, h, p] = ctx[b, CX_LAID + i]
+        rows[R_CALLS, o, h, p] = ctx[b, CX_CALLS + i]
+        rows[R_TURNS, o, h, p] = turn + 1
+        rows[R_RESH, o, h, p] = gs[b, G_TOTAL_RESHUFFLES] - ctx[b, CX_RESH0]
+        rows[R_VOIDS, o, h, p] = gs[b, G_TOTAL_VOIDS] - ctx[b, CX_VOIDS0]
+        rows[R_EVENT, o, h, p] = ev
+        rows[R_ENGINE_SEAT, o, h, p] = i
+        rows[R_PLAYERS, o, h, p] = n_in
+        rows[R_VALUE, o, h, p] = sp[b, SP_VALUE, p]
+        rows[R_CARDS, o, h, p] = sp[b, SP_CARDS, p]
+        rows[R_JOKERS, o, h, p] = sp[b, SP_JOKERS, p]
+        rows[R_SHEET_PEN, o, h, p] = sev[b, p, EV_PENALTY]
+        rows[R_PAY, o, h, p] = sev[b, p, EV_PAYMENT]
+        rows[R_TOTAL, o, h, p] = sp[b, SP_TOTAL, p]
+        rows[R_STATUS, o, h, p] = sev[b, p, EV_STATUS]
+        rows[R_POOL, o, h, p] = sx[b, SX_POOL]
+        rows[R_VALID, o, h, p] = 1
+    ctx[b, CX_RESH0] = gs[b, G_TOTAL_RESHUFFLES]
+    ctx[b, CX_VOIDS0] = gs[b, G_TOTAL_VOIDS]
+
+
+@njit(_nrt=False)
+def _write_match(sp, sx, b, seats, ctx, mrows, mwin):
+    o = ctx[b, CX_OUT]
+    if o < 0:
+        return
+    n = sx[b, SX_N]
+    nw = sx[b, SX_N_MWIN]
+    for p in range(n):
+        mrows[M_TOTAL, o, p] = sp[b, SP_TOTAL, p]
+        mrows[M_UNITS, o, p] = sp[b, SP_UNITS, p]
+        mrows[M_MONEY, o, p] = sp[b, SP_MONEY, p]
+        mrows[M_BB, o, p] = sp[b, SP_BB, p]
+        mrows[M_ACTIVE, o, p] = sp[b, SP_ACTIVE, p]
+        mrows[M_HANDS, o, p] = sp[b, SP_PLAYED, p]
+        mrows[M_RIPS, o, p] = sp[b, SP_RIPS, p]
+        mrows[M_KALOOKIS, o, p] = sp[b, SP_KALOOKIS, p]
+        mrows[M_POOL, o, p] = sx[b, SX_POOL]
+        mrows[M_FINISHED, o, p] = sx[b, SX_FINISHED]
+        mrows[M_MATCH_HANDS, o, p] = sx[b, SX_HANDS]
+        mrows[M_POLICY, o, p] = seats[b, p]
+        mwin[o, p] = 1.0 / nw if (sp[b, SP_MWIN, p] != 0 and nw > 0) else 0.0
+
+
+@njit(_nrt=False)
+def _hand_over(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+               sp, sx, sev, seats, ctx, rows, mrows, mwin, turn):
+    """The engine ended a hand (its last action at turn ``turn``): the sheet settles it, its rows
+    are written, and the next hand is dealt or the match closed."""
+    over = end_hand(gs, ps, hands, hscore, hwin, rv, b, sp[b], sx[b], sev[b])
+    _write_hand(gs, rv, b, sp, sx, sev, seats, ctx, rows, turn)
+    _clear_tallies(ctx, b)
+    ctx[b, CX_STEPS] = 0
+    if over == 1:
+        _write_match(sp, sx, b, seats, ctx, mrows, mwin)
+        ctx[b, CX_STATUS] = ST_OVER
+    else:
+        next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                  b, sp[b], sx[b])
+
+
+@njit(_nrt=False, inline="always")      # once per step: a call would pass some 25 arrays
+def _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                  rv, b, sp, sx, sev, seats, ctx, rows, mrows, mwin, seat, a, turn, caller, hd):
+    """Bookkeeping after ``seat``'s action ``a`` (taken at turn ``turn``): the hand's tallies, and
+    ``_hand_over`` when the engine ended the hand."""
+    if a >= A_LAY and a < A_DISCARD:
+        ctx[b, CX_LAID + seat] = turn
+    elif a == A_ALLOW:
+        ctx[b, CX_CALLS + caller] += 1
+    elif a == A_DENY and rv[R_COUNT_DENIED_CALLS] == 1:
+        ctx[b, CX_CALLS + caller] += 1
+    ctx[b, CX_STEPS] += 1
+    if gs[b, G_HANDS_DONE] > hd:
+        _hand_over(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   b, sp, sx, sev, seats, ctx, rows, mrows, mwin, turn)
+    elif gs[b, G_LAST_EVENT] == EV_VOID:
+        # the deal was voided and is replayed: lay-downs and calls of the void deal do not count
+        _clear_tallies(ctx, b)
+
+
+@njit(_nrt=False)
+def _fail(ctx, b, err):
+    ctx[b, CX_ERR] = err
+    ctx[b, CX_STATUS] = ST_FAILED
+    return ST_FAILED
+
+
+@njit(_nrt=False)
+def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+            sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin):
+    """Play row ``b`` until an external decision is due (``ST_WAITING``, ``mask[b]`` filled), the
+    match is over (``ST_OVER``) or an error stops it (``ST_FAILED``); returns the status."""
+    st = ctx[b, CX_STATUS]
+    if st != ST_PLAYING:
+        return st
+    check = ctx[b, CX_CHECK] == 1
+    lane_known = known[b]
+    lane_mask = mask[b]
+    while True:
+        if ctx[b, CX_STEPS] >= ctx[b, CX_MAX_STEPS]:
+            return _fail(ctx, b, ERR_MAX_STEPS)
+        seat = gs[b, G_TO_ACT]
+        p = sp[b, SP_REAL, seat]
+        agent = seats[b, p]
+        if agent == EXTERNAL or ctx[b, CX_PAUSE] == 1:
+            legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                       rv, b, lane_mask)
+            ctx[b, CX_STATUS] = ST_WAITING
+            return ST_WAITING
+        a = seat_action(agent, params[b, p], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                        plan_n, hscore, hwin, rv, b, seat, lane_known, lane_mask, keys[b, p],
+                        ctrs[b, p:p + 1])
+        if a < 0 or a >= N_ACTIONS:
+            return _fail(ctx, b, ERR_ILLEGAL)
+        turn = gs[b, G_TURN]
+        caller = gs[b, G_CALLER]
+        hd = gs[b, G_HANDS_DONE]
+        if check:
+            e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                     rv, b, a)
+            if e != 0:
+                return _fail(ctx, b, 2000 + e)
+            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                 hscore, hwin, rv, b, True, lane_mask)
+            if r != 0:
+                return _fail(ctx, b, 1000 + r)
+        else:
+            apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                         hwin, rv, b, a)
+        ctx[b, CX_LAST] = a
+        _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                      rv, b, sp, sx, sev, seats, ctx, rows, mrows, mwin, seat, a, turn, caller, hd)
+        if ctx[b, CX_STATUS] == ST_OVER:
+            return ST_OVER
+
+
+@njit(_nrt=False)
+def act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+        sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, a):
+    """Apply the pending external decision ``a`` of row ``b``.  Returns 0, ``ERR_BAD_ACTION`` when
+    no decision is pending, or ``2000 + E_*`` when the engine refuses the action (nothing changed:
+    the decision is still pending).  Call ``advance`` next."""
+    if ctx[b, CX_STATUS] != ST_WAITING:
+        return ERR_BAD_ACTION
+    seat = gs[b, G_TO_ACT]
+    turn = gs[b, G_TURN]
+    caller = gs[b, G_CALLER]
+    hd = gs[b, G_HANDS_DONE]
+    e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b, a)
+    if e != 0:
+        return 2000 + e
+    ctx[b, CX_STATUS] = ST_PLAYING
+    ctx[b, CX_LAST] = a
+    if ctx[b, CX_CHECK] == 1:
+        r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                             hscore, hwin, rv, b, True, mask[b])
+        if r != 0:
+            _fail(ctx, b, 1000 + r)
+            return 1000 + r
+    _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                  rv, b, sp, sx, sev, seats, ctx, rows, mrows, mwin, seat, a, turn, caller, hd)
+    return 0
+
+
+@njit(_nrt=False)
+def agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                 b, sp, seats, params, keys, ctrs, known, scratch):
+    """What the compiled agent of the seat to act in row ``b`` plays here (-1: none, or an
+    external seat).  It draws on that seat's own random stream exactly as the loop would, so a
+    game stepped from Python with these answers is the game the closed loop plays."""
+    seat = gs[b, G_TO_ACT]
+    if seat < 0:
+        return -1
+    p = sp[b, SP_REAL, seat]
+    agent = seats[b, p]
+    if agent == EXTERNAL:
+        return -1
+    return seat_action(agent, params[b, p], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                       plan_n, hscore, hwin, rv, b, seat, known[b], scratch, keys[b, p], ctrs[b, p:p + 1])
+
+
+@pnjit
+def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, out_err,
+                game_seats, game_params, wants, seed, first_game_id, first_hand, hand_limit, max_steps,
+                check, o_from, o_to):
+    """Games ``first_game_id + o`` for ``o`` in ``o_from .. o_to - 1`` to their end, into output row
+    ``o``; state row ``i`` (a lane) plays games ``i, i + lanes, ...``.  ``first_hand >= 0`` plays
+    single hands: game ``o``'s hand is ``(first_game_id + o) % n_rounds``."""
+    n_lanes = gs.shape[0]
+    n_rounds = rv[R_N_ROUNDS]
+    for i in prange(n_lanes):
+        ln = np.uint64(i)       # one signature for the kernels below (see ``jit.pnjit``)
+        for o in range(o_from + ln, o_to, n_lanes):
+            gid = first_game_id + o
+            fh = -1 if first_hand < 0 else gid % n_rounds
+            start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                  ln, sp, sx, seats, params, keys, ctrs, ctx, known, game_seats[o], game_params[o], wants,
+                  -1, seed, gid, fh, hand_limit, max_steps, o, check, False)
+            st = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                         rv, ln, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
+            if st == ST_FAILED:
+                out_err[o] = ctx[ln, CX_ERR]
+            elif st != ST_OVER:
+                out_err[o] = ERR_ILLEGAL        # an external seat in a closed loop
+
+
+@pnjit
+def advance_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, status):
+    """``advance`` for the rows ``which`` in parallel (lockstep drivers); ``status[k]`` for row ``which[k]``."""
+    for k in prange(which.shape[0]):
+        kk = np.uint64(k)
+        b = np.uint64(which[kk])
+        status[kk] = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                            hwin, rv, b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows,
+                            mrows, mwin)
+
+
+@pnjit
+def act_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+             sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, actions,
+             result):
+    """``act`` then ``advance`` for the rows ``which`` in parallel: ``result[k]`` is the error of
+    ``act`` (0 fine) and, when fine, the status is in ``ctx[which[k], CX_STATUS]``."""
+    for k in prange(which.shape[0]):
+        kk = np.uint64(k)
+        b = np.uint64(which[kk])
+        e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+                sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, actions[kk])
+        result[kk] = e
+        if e == 0:
+            advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                    b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
