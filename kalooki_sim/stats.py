@@ -349,3 +349,61 @@ def synthetic_duplicate(seed, n_deals: int = 60, agents=("A", "B", "C", "D"), ag
          + noise_sd * rng.standard_normal(deal.size))
     return pd.DataFrame({"deal": deal, "rotation": rot, "game": deal * p + rot, "seat": seat,
                          "agent": np.asarray(agents, dtype=object)[who], "value": v})
+
+
+# ------------------------------------------------------------------------------------------------
+# results tables
+
+def markdown_table(df: pd.DataFrame, digits: int = 4) -> str:
+    """A GitHub markdown table (floats with ``digits`` significant digits, NaN as empty)."""
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return "" if math.isnan(v) else f"{v:.{digits}g}"
+        return str(v).replace("|", "\\|")
+
+    cols = [str(c) for c in df.columns]
+    right = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |",
+             "|" + "|".join("---:" if r else ":---" for r in right) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def write_results(out_dir, tables, title: str | None = None, counts=None, notes=None, digits: int = 4):
+    """Write ``results.csv`` (all tables stacked, tidy: a ``table`` column and the deals / rows each
+    table rests on) and ``results.md`` (one markdown table per entry, each with a line saying how
+    many deals and rows it rests on).  ``tables``: ``{name: DataFrame}``; the counts come from
+    ``counts[name] = (n_deals, n_rows)`` or else from the frame's ``attrs`` (set by the estimators
+    here).  ``notes``: optional ``{name: text}`` printed under a table's heading.
+    Returns the two paths."""
+    from pathlib import Path
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    counts = dict(counts or {})
+    notes = dict(notes or {})
+    parts = []
+    md = [f"# {title}", ""] if title else []
+    for name, frame in tables.items():
+        n_deals, n_rows = counts.get(name, (frame.attrs.get("n_deals"), frame.attrs.get("n_rows")))
+        if n_deals is None or n_rows is None:
+            raise ValueError(f"results table {name!r}: how many deals and rows it rests on is unknown; "
+                             "pass counts={name: (n_deals, n_rows)}")
+        ints = {c: "Int64" for c in frame.columns if pd.api.types.is_integer_dtype(frame[c])}
+        parts.append(frame.astype(ints).assign(table=name, table_n_deals=int(n_deals), table_n_rows=int(n_rows)))
+        md += [f"## {name}", "", f"Rests on {int(n_deals):,} deals (clusters) and {int(n_rows):,} rows."]
+        level = frame.attrs.get("level")
+        if level is not None:
+            md[-1] += f" Intervals: {level:.0%}."
+        if name in notes:
+            md += ["", notes[name]]
+        md += ["", markdown_table(frame, digits), ""]
+    long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(long):
+        first = ["table", "table_n_deals", "table_n_rows"]
+        long = long[first + [c for c in long.columns if c not in first]]
+    csv_path, md_path = out / "results.csv", out / "results.md"
+    long.to_csv(csv_path, index=False)
+    md_path.write_text("\n".join(md).rstrip() + "\n")
+    return csv_path, md_path
