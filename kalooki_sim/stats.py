@@ -407,3 +407,53 @@ def write_results(out_dir, tables, title: str | None = None, counts=None, notes=
     long.to_csv(csv_path, index=False)
     md_path.write_text("\n".join(md).rstrip() + "\n")
     return csv_path, md_path
+
+
+# ------------------------------------------------------------------------------------------------
+# the summary of a simulation run: per agent and per seat, clustered by game
+
+def summarize_clustered(df: pd.DataFrame, by=("agent", "seat"), cluster="game_id", share: str | None = "win_share",
+                        score: str | None = "penalty", quantiles=(0.1, 0.5, 0.9), level: float = 0.95) -> pd.DataFrame:
+    """Tidy per-group summary with intervals clustered by deal (``cluster``; default ``game_id``:
+    the seats of one game share the cards, so its rows are not independent).
+
+    One row per (``by`` level, group): ``by`` (e.g. "agent" or "seat"), ``group``, ``agent`` (the
+    group itself for agent rows, the agent in the seat for seat rows when the table has an
+    ``agent`` column and each seat holds one agent), ``n_rows``, ``n_deals``, ``win_rate``,
+    ``win_lo``, ``win_hi`` (clustered t interval clipped to [0, 1]; for a group that never or always
+    won, Wilson's interval with the number of deals as n), ``{score}_mean``,
+    ``{score}_lo``, ``{score}_hi`` and the quantiles ``{score}_q10`` ...
+    ``frame.attrs``: ``n_rows``, ``n_deals`` of the whole table, ``level``, ``cluster``.
+    """
+    codes = cluster_codes(df, cluster)
+    rows = []
+    for lev in _as_list(by):
+        keys = df[lev].to_numpy()
+        for key in sorted(pd.unique(keys), key=_sort_key):
+            mask = keys == key
+            c = codes[mask]
+            row = {"by": lev, "group": key}
+            if "agent" in df.columns:
+                agents = pd.unique(df["agent"].to_numpy()[mask])
+                row["agent"] = agents[0] if len(agents) == 1 else ",".join(sorted(map(str, agents)))
+            row.update(n_rows=int(mask.sum()), n_deals=int(np.unique(c).size))
+            if share is not None:
+                w = clustered_mean(df[share].to_numpy(float)[mask], c, level)
+                lo, hi = w["lo"], w["hi"]
+                if w["mean"] in (0.0, 1.0) and w["n_clusters"] > 0:
+                    # never / always won: the t interval collapses to a point; Wilson's interval on
+                    # the number of deals (the independent units) is honest about the zero count
+                    lo, hi = wilson_interval(w["mean"] * w["n_clusters"], w["n_clusters"], _normal_quantile(level))
+                row.update(win_rate=w["mean"], win_lo=max(0.0, lo) if not math.isnan(lo) else math.nan,
+                           win_hi=min(1.0, hi) if not math.isnan(hi) else math.nan)
+            if score is not None:
+                x = df[score].to_numpy(float)[mask]
+                s = clustered_mean(x, c, level)
+                row.update({f"{score}_mean": s["mean"], f"{score}_lo": s["lo"], f"{score}_hi": s["hi"]})
+                for q in quantiles:
+                    row[f"{score}_q{int(round(q * 100))}"] = float(np.quantile(x, q)) if x.size else math.nan
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs.update(n_rows=len(df), n_deals=int(codes.max()) + 1 if len(df) else 0, level=level,
+                     cluster=_as_list(cluster))
+    return out
