@@ -248,7 +248,8 @@ def plot_money(matches: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
+def penalty_figure(hands: pd.DataFrame):
+    """The figure of ``penalties.png`` (returned open, for tests; ``plot_penalties`` saves it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -265,6 +266,13 @@ def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
     ax.set_title("Penalty per hand by agent")
     ax.legend()
     fig.tight_layout()
+    return fig
+
+
+def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = penalty_figure(hands)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
