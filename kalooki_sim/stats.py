@@ -444,6 +444,7 @@ def summarize_clustered(df: pd.DataFrame, by=("agent", "seat"), cluster="game_id
                     # never / always won: the t interval collapses to a point; Wilson's interval on
                     # the number of deals (the independent units) is honest about the zero count
                     lo, hi = wilson_interval(w["mean"] * w["n_clusters"], w["n_clusters"], _normal_quantile(level))
+                    lo, hi = min(lo, w["mean"]), max(hi, w["mean"])     # (exactly 0 / 1 at the edge)
                 row.update(win_rate=w["mean"], win_lo=max(0.0, lo) if not math.isnan(lo) else math.nan,
                            win_hi=min(1.0, hi) if not math.isnan(hi) else math.nan)
             if score is not None:
