@@ -163,9 +163,10 @@ def clustered_summary(df: pd.DataFrame, value: str, cluster="game_id", by: str =
     rng = _rng(seed)
     rows = []
     keys = df[by].to_numpy()
+    values = df[value].to_numpy(float)
     for key in sorted(pd.unique(keys), key=_sort_key):
         mask = keys == key
-        y = df[value].to_numpy(float)[mask]
+        y = values[mask]
         c = codes[mask]
         est = clustered_mean(y, c, level)
         row = {by: key, "n_rows": est["n_rows"], "n_deals": est["n_clusters"], "mean": est["mean"],

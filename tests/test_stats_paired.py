@@ -316,3 +316,13 @@ def test_plots_write_pngs(tmp_path):
                  plot_distribution(t, tmp_path / "v.png", value="value", kind="violin"),
                  plot_ratings(plackett_luce_mle(o), tmp_path / "r.png")):
         assert path.stat().st_size > 1000
+
+
+def test_a_cluster_can_be_named_by_several_columns():
+    t = synthetic_duplicate(0, n_deals=20)
+    t["seed"], t["deal_id"] = t["deal"] % 3, t["deal"] // 3          # a deal = (seed, deal id)
+    for fn in (paired_differences, variance_reduction, clustered_summary):
+        a, b = fn(t, "value", "deal"), fn(t, "value", ["seed", "deal_id"])
+        num = a.select_dtypes("number").columns
+        np.testing.assert_allclose(a[num].to_numpy(float), b[num].to_numpy(float), rtol=1e-12)
+        assert b.attrs["n_deals"] == 20
