@@ -43,12 +43,39 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _positive_flag(value, flag: str) -> None:
+    if value < 1:
+        raise ValueError(f"{flag} must be a positive integer, got {value}")
+
+
+def _check_simulate_flags(args) -> None:
+    """Validate the user-facing options of ``kalooki simulate`` (messages name the flags)."""
+    from .simulate import SEED_MAX
+
+    if args.matches is not None:
+        _positive_flag(args.matches, "--matches")
+    else:
+        _positive_flag(args.hands, "--hands")
+    _positive_flag(args.players, "--players")
+    _positive_flag(args.shard_size, "--shard-size")
+    if not 0 <= args.seed <= SEED_MAX:
+        raise ValueError(f"--seed must be an integer in 0..2**63-1, got {args.seed}")
+    for flag, v in (("--hands-per-match", args.hands_per_match), ("--max-hands", args.max_hands)):
+        if v is not None:
+            _positive_flag(v, flag)
+    if args.record < 0:
+        raise ValueError(f"--record must be 0 or more, got {args.record}")
+    if not [a for a in args.agents.split(",") if a.strip()]:
+        raise ValueError(f"--agents must name one agent per seat, got {args.agents!r}")
+
+
 def cmd_simulate(args) -> int:
     """Simulate hands or matches with compiled agents; write a run directory and print a summary."""
     from .simulate import SimulationConfig, format_summary, run_simulation, write_summary
 
+    _check_simulate_flags(args)
     agents = tuple(a.strip() for a in args.agents.split(",") if a.strip())
-    mode, games = ("matches", args.matches) if args.matches else ("hands", args.hands)
+    mode, games = ("matches", args.matches) if args.matches is not None else ("hands", args.hands)
     points = mode == "matches" and load_rules(args.variant).match_mode != "fixed_hands_low_total"
     if mode == "hands" and (args.hands_per_match is not None or args.max_hands is not None):
         raise ValueError("--hands-per-match and --max-hands only apply with --matches")
@@ -78,19 +105,54 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+class _ReplayFileError(Exception):
+    """A replay file that cannot be read (missing, unreadable, not a replay): one line, exit 2."""
+
+
+def _load_replay_events(path: str) -> list[dict]:
+    from pathlib import Path
+
+    from .replay import ReplayError, read_replay
+
+    p = Path(path)
+    if not p.exists():
+        raise _ReplayFileError(f"{path}: no such file")
+    if not p.is_file():
+        raise _ReplayFileError(f"{path}: not a file")
+    try:
+        events = [ev for _, ev in read_replay(p)]
+    except ReplayError as e:
+        raise _ReplayFileError(f"{path}: not a replay file ({e})") from None
+    except UnicodeDecodeError:
+        raise _ReplayFileError(f"{path}: not a replay file (not UTF-8 text)") from None
+    except OSError as e:
+        raise _ReplayFileError(f"{path}: cannot read it ({e.strerror or e})") from None
+    if not events:
+        raise _ReplayFileError(f"{path}: not a replay file (no events)")
+    if events[0].get("type") != "game":
+        raise _ReplayFileError(f"{path}: not a replay file (the first event is {events[0].get('type')!r}, "
+                               "not a 'game' header)")
+    return events
+
+
 def cmd_replay(args) -> int:
     """Print a recorded game turn by turn (optionally validating the file first)."""
-    from .replay import read_replay, render_replay, validate_replay
+    from .replay import render_replay, validate_replay
 
+    events = _load_replay_events(args.file)
     if args.check or args.check_agents:
         c = validate_replay(args.file, check_agents=args.check_agents)
         print(f"valid: {c['games']} games, {c['hands']} hands, {c['actions']} actions", file=sys.stderr)
-    events = [ev for _, ev in read_replay(args.file)]
     if args.game is not None:
         events = [ev for ev in events if ev.get("game_id") == args.game]
         if not events:
             raise ValueError(f"no game {args.game} in {args.file}")
-    sys.stdout.write(render_replay(events))
+    try:
+        text = render_replay(events)
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise _ReplayFileError(f"{args.file}: not a valid replay file (cannot render it: "
+                               f"{type(e).__name__}: {e})") from None
+    sys.stdout.write(text)
     return 0
 
 
@@ -119,7 +181,7 @@ def main(argv=None) -> int:
     s.add_argument("--agents", default="greedy,greedy,random,random", help="one agent per seat, comma-separated")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--hands", type=int, default=1000, help="number of single hands (rounds 1-9 in turn)")
-    g.add_argument("--matches", type=int, default=0,
+    g.add_argument("--matches", type=int, default=None,
                    help="number of whole matches (Caribbean: 9 hands, lowest total wins; K40/K51/K101: "
                         "played to elimination, the last player in takes the pool; NA15/AMER: "
                         "--hands-per-match hands paid per hand)")
@@ -148,7 +210,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         return args.fn(args)
-    except (RulesError, ValueError, FileExistsError, NotImplementedError) as e:
+    except (RulesError, ValueError, FileExistsError, NotImplementedError, _ReplayFileError) as e:
         print(f"kalooki: error: {e}", file=sys.stderr)
         return 2
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .records import RunDir
 from .rules import load_rules
-from .stats import mean_interval, summarize
+from .stats import _sort_key, cluster_codes, clustered_mean, summarize_clustered
 
 
 @dataclass(frozen=True)
@@ -58,20 +58,37 @@ def points_matches(cfg: SimulationConfig, rules) -> bool:
     return cfg.mode == "matches" and rules.match_mode != "fixed_hands_low_total"
 
 
+SEED_MAX = 2**63 - 1
+
+
+def _positive(value, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
 def _check(cfg: SimulationConfig, rules) -> None:
+    """Validate a config; messages name the config field and the ``kalooki simulate`` flag."""
     from .engine.game import check_supported
 
     check_supported(rules)
+    _positive(cfg.players, "players (--players)")
     if not rules.players_min <= cfg.players <= rules.players_max:
-        raise ValueError(f"{rules.name} is played by {rules.players_min}-{rules.players_max} players, not {cfg.players}")
+        raise ValueError(f"--players: {rules.name} is played by {rules.players_min}-{rules.players_max} players, "
+                         f"not {cfg.players}")
     if len(cfg.agents) != cfg.players:
         raise ValueError(f"{len(cfg.agents)} agents given for {cfg.players} seats (one agent per seat)")
     if cfg.mode not in ("hands", "matches"):
         raise ValueError(f"mode must be 'hands' or 'matches', not {cfg.mode!r}")
-    if cfg.games < 1 or cfg.shard_size < 1:
-        raise ValueError("games and shard_size must be positive")
+    _positive(cfg.games, "games (--hands)" if cfg.mode == "hands" else "games (--matches)")
+    _positive(cfg.shard_size, "shard_size (--shard-size)")
+    if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, (int, np.integer)) or not 0 <= cfg.seed <= SEED_MAX:
+        raise ValueError(f"seed (--seed) must be an integer in 0..2**63-1, got {cfg.seed!r}")
     if cfg.mode != "matches" and (cfg.hands_per_match is not None or cfg.max_hands is not None):
         raise ValueError("hands_per_match / max_hands only apply to matches")
+    if cfg.hands_per_match is not None:
+        _positive(cfg.hands_per_match, "hands_per_match (--hands-per-match)")
+    if cfg.max_hands is not None:
+        _positive(cfg.max_hands, "max_hands (--max-hands)")
     if cfg.buy_back not in ("always", "never"):
         raise ValueError(f"buy_back must be 'always' or 'never', not {cfg.buy_back!r}")
     if cfg.mode == "matches":
@@ -142,37 +159,66 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
 
 
 def write_summary(run: RunDir, cfg: SimulationConfig) -> pd.DataFrame:
-    """summary.csv (win rate with 95 % CI, penalty mean and quantiles per agent) and a histogram.
+    """summary.csv and the plots of a run; returns the summary.
 
-    Matches add ``match_*`` columns: win rate with its 95 % interval and the mean total; for the
-    points variants also mean money (with its interval), mean buy-backs, elimination rate and the
-    share of finished matches (``match_finished``), and a money histogram (``money.png``).
+    One row per agent and one per seat (column ``by`` = "agent" / "seat", ``group`` = the agent or
+    the seat number, ``agent``: the agent of the row), with ``n_rows`` and ``n_deals`` (games the
+    row rests on), the win rate and mean penalty with 95 % intervals clustered by game (the seats
+    of one game share the cards, and in matches all hands of one match are one cluster: CR1
+    standard errors, t with n_games - 1 df; ``kalooki_sim.stats.summarize_clustered``) and penalty
+    quantiles.  Matches add ``match_*`` columns: win rate with its interval and the mean total; for
+    the points variants also mean money (with its interval), mean buy-backs, elimination rate and
+    the share of finished matches (``match_finished``), and a money histogram (``money.png``).
+    ``summary.attrs["header"]`` says what the table is about (printed by ``format_summary``).
     """
     hands = run.read_table("hands")
-    summary = summarize(hands, by="agent", share="win_share", score="penalty")
+    summary = summarize_clustered(hands, by=("agent", "seat"), cluster="game_id", share="win_share",
+                                  score="penalty")
+    n_deals, n_rows = summary.attrs["n_deals"], summary.attrs["n_rows"]
+    n_hands = int(hands.groupby(["game_id", "hand_no"]).ngroups) if len(hands) else 0
     if cfg.mode == "matches":
         matches = run.read_table("matches")
-        ms = summarize(matches, by="agent", share="match_win_share", score="total")
+        ms = summarize_clustered(matches, by=("agent", "seat"), cluster="game_id", share="match_win_share",
+                                 score="total")
         if "money" in matches.columns:
-            ms = ms.merge(summarize_points_matches(matches), on="agent")
-        summary = summary.merge(ms.add_prefix("match_").rename(columns={"match_agent": "agent"}), on="agent")
+            ms = ms.merge(summarize_points_matches(matches), on=["by", "group"])
+        ms = ms.drop(columns=["agent"], errors="ignore")
+        summary = summary.merge(ms.rename(columns=lambda c: c if c in ("by", "group") else f"match_{c}"),
+                                on=["by", "group"])
         if "money" in matches.columns:
             plot_money(matches, Path(run.path) / "money.png")
     summary.to_csv(Path(run.path) / "summary.csv", index=False)
     plot_penalties(hands, Path(run.path) / "penalties.png")
+    summary.attrs.update(n_deals=n_deals, n_rows=n_rows, header=summary_header(cfg, n_deals, n_rows, n_hands))
     return summary
 
 
-def summarize_points_matches(matches: pd.DataFrame) -> pd.DataFrame:
-    """Per agent: mean money with its 95 % interval, mean buy-backs, elimination and finished rates."""
+def summary_header(cfg: SimulationConfig, n_clusters: int, n_rows: int, n_hands: int | None = None) -> str:
+    """The line above the printed summary: what it is about and what its intervals rest on."""
+    who = f"{cfg.variant}, {cfg.players} players ({', '.join(cfg.agents)})"
+    if cfg.mode == "matches":
+        return (f"{who}, {cfg.games} matches, seed {cfg.seed}; 95 % intervals clustered by match: "
+                f"{n_clusters} matches ({n_hands if n_hands is not None else '?'} deals), {n_rows} hand rows")
+    return (f"{who}, {cfg.games} hands, seed {cfg.seed}; 95 % intervals clustered by deal: "
+            f"{n_clusters} deals, {n_rows} rows")
+
+
+def summarize_points_matches(matches: pd.DataFrame, by=("agent", "seat")) -> pd.DataFrame:
+    """Per agent and per seat (columns ``by``, ``group``): mean money with its 95 % interval
+    (clustered by match), mean buy-backs, elimination and finished rates, mean hands."""
+    codes = cluster_codes(matches, "game_id")
     rows = []
-    for agent, g in matches.groupby("agent", sort=True):
-        m, lo, hi = mean_interval(g["money"])
-        rows.append({"agent": agent, "money_mean": m, "money_lo": lo, "money_hi": hi,
-                     "buy_backs_mean": float(g["buy_backs"].mean()),
-                     "eliminated_rate": float(g["eliminated"].mean()),
-                     "finished": float(g["finished"].mean()),
-                     "hands_mean": float(g["match_hands"].mean())})
+    for lev in by:
+        keys = matches[lev].to_numpy()
+        for key in sorted(pd.unique(keys), key=_sort_key):
+            mask = keys == key
+            g = matches[mask]
+            est = clustered_mean(g["money"].to_numpy(float), codes[mask])
+            rows.append({"by": lev, "group": key, "money_mean": est["mean"], "money_lo": est["lo"],
+                         "money_hi": est["hi"], "buy_backs_mean": float(g["buy_backs"].mean()),
+                         "eliminated_rate": float(g["eliminated"].mean()),
+                         "finished": float(g["finished"].mean()),
+                         "hands_mean": float(g["match_hands"].mean())})
     return pd.DataFrame(rows)
 
 
@@ -198,11 +244,12 @@ def plot_money(matches: pd.DataFrame, path: Path) -> None:
     ax.set_title("Money per match by agent")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 
-def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
+def penalty_figure(hands: pd.DataFrame):
+    """The figure of ``penalties.png`` (returned open, for tests; ``plot_penalties`` saves it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -214,23 +261,38 @@ def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
     for agent, g in hands.groupby("agent"):
         x = g["penalty"].clip(upper=top)
         ax.hist(x, bins=bins, histtype="step", weights=np.full(len(x), 1.0 / len(x)), label=f"{agent} (n={len(g)})")
-    ax.set_xlabel("penalty points left in hand at the end of the hand")
-    ax.set_ylabel("share of the agent's hands (last bin: 99th percentile and above)")
+    ax.set_xlabel("penalty points left in hand at the end of the hand\n(last bin: 99th percentile and above)")
+    ax.set_ylabel("share of the agent's hands")
     ax.set_title("Penalty per hand by agent")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    return fig
+
+
+def plot_penalties(hands: pd.DataFrame, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = penalty_figure(hands)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 
 def format_summary(summary: pd.DataFrame) -> str:
-    lines = [f"{'agent':10s} {'n':>9s}  {'win rate (95% CI)':26s} {'penalty mean':>12s} {'p10/p50/p90':>14s}"]
+    """The summary as printed by ``kalooki simulate``: a header line (variant, players, hands or
+    matches, seed, deals the intervals rest on), then one line per agent and one per seat."""
+    lines = []
+    if summary.attrs.get("header"):
+        lines.append(summary.attrs["header"])
+    lines.append(f"{'per':5s} {'':16s} {'n':>9s}  {'win rate (95% CI)':26s} {'penalty mean (95% CI)':28s} "
+                 f"{'p10/p50/p90':>14s}")
     for _, r in summary.iterrows():
+        label = str(r.group) if r.by != "seat" else f"{r.group} ({r.agent})"
         ci = f"{r.win_rate:.4f} [{r.win_lo:.4f}, {r.win_hi:.4f}]"
+        pen = f"{r.penalty_mean:8.2f} [{r.penalty_lo:.2f}, {r.penalty_hi:.2f}]"
         q = f"{r.penalty_q10:.0f}/{r.penalty_q50:.0f}/{r.penalty_q90:.0f}"
-        lines.append(f"{r.agent:10s} {int(r.n):9d}  {ci:26s} {r.penalty_mean:12.2f} {q:>14s}")
+        lines.append(f"{r.by:5s} {label:16s} {int(r.n_rows):9d}  {ci:26s} {pen:28s} {q:>14s}")
         if "match_win_rate" in summary.columns:
-            line = (f"{'':10s} {'matches':>9s}  {r.match_win_rate:.4f} [{r.match_win_lo:.4f}, "
+            line = (f"{'':5s} {'':16s} {'matches':>9s}  {r.match_win_rate:.4f} [{r.match_win_lo:.4f}, "
                     f"{r.match_win_hi:.4f}]")
             if "match_money_mean" in summary.columns:
                 line += (f"  money {r.match_money_mean:+.2f} [{r.match_money_lo:+.2f}, {r.match_money_hi:+.2f}]"
