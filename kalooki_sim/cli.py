@@ -105,6 +105,33 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def cmd_tournament(args) -> int:
+    """A duplicate-deal tournament: every deal played in every seating of its table."""
+    from .tournament import TournamentConfig, run_tournament
+
+    for flag, v in (("--deals", args.deals), ("--players", args.players), ("--shard-deals", args.shard_deals)):
+        _positive_flag(v, flag)
+    agents = tuple(a.strip() for a in args.agents.split(",") if a.strip())
+    out = args.out or f"runs/tournament__{args.variant}__{args.mode}__seed{args.seed}"
+    cfg = TournamentConfig(variant=args.variant, players=args.players, agents=agents, deals=args.deals,
+                           mode=args.mode, seed=args.seed, shard_deals=args.shard_deals, out=out,
+                           max_hands=args.max_hands, hands_per_match=args.hands_per_match, buy_back=args.buy_back)
+    run = run_tournament(cfg, resume=args.resume, progress=not args.quiet)
+    print((run.path / "results.md").read_text())
+    print(f"results: {run.path}/ (seats/*.parquet, results.md, results.csv, win_share.png, ratings.png, meta.json)")
+    return 0
+
+
+def cmd_agents(args) -> int:
+    """List the agents and named strategies --agents accepts."""
+    from .strategies import known_strategies, load_strategy
+
+    for name in known_strategies():
+        s = load_strategy(name)
+        print(f"{name:18s} {s.agent:8s} {s.description}")
+    return 0
+
+
 class _ReplayFileError(Exception):
     """A replay file that cannot be read (missing, unreadable, not a replay): one line, exit 2."""
 
@@ -199,6 +226,24 @@ def main(argv=None) -> int:
     s.add_argument("--record", type=int, default=0, metavar="N",
                    help="also record games 0..N-1 move by move to <out>/replays.jsonl")
     s.set_defaults(fn=cmd_simulate)
+    t = sub.add_parser("tournament", help="duplicate-deal tournament of agents and named strategies")
+    t.add_argument("--variant", default="caribbean")
+    t.add_argument("--players", type=int, default=4)
+    t.add_argument("--agents", default="greedy,greedy-picky,greedy-explore,random",
+                   help="entrants, comma-separated (base agents or configs/agents names; `kalooki agents` lists them)")
+    t.add_argument("--deals", type=int, default=1000, help="deals, each played in every seating of its table")
+    t.add_argument("--mode", choices=("hands", "matches"), default="hands")
+    t.add_argument("--max-hands", type=int, default=None, metavar="N", help="matches: hand cap of an elimination match")
+    t.add_argument("--hands-per-match", type=int, default=None, metavar="N")
+    t.add_argument("--buy-back", choices=("always", "never"), default="always")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--out", default=None, help="run directory (default runs/tournament__<variant>__<mode>__seed<seed>)")
+    t.add_argument("--shard-deals", type=int, default=250)
+    t.add_argument("--resume", action="store_true", help="continue an interrupted tournament in --out")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(fn=cmd_tournament)
+    ag = sub.add_parser("agents", help="list the agents and named strategies")
+    ag.set_defaults(fn=cmd_agents)
     rp = sub.add_parser("replay", help="show (and check) a recorded game file")
     rp.add_argument("file")
     rp.add_argument("--game", type=int, default=None, help="only this game id")

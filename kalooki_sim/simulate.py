@@ -113,13 +113,12 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
     """Run (or resume) a simulation and write its run directory; returns it."""
     from tqdm import tqdm
 
-    from .agents.base import policy_id
     from .rollout import simulate
+    from .strategies import lineup
 
     rules = load_rules(cfg.variant)
     _check(cfg, rules)
-    ids = [policy_id(a) for a in cfg.agents]
-    params = np.zeros((len(ids), 1), dtype=np.float64)
+    _, ids, params = lineup(cfg.agents)            # named strategies: an agent and its parameters
     run = RunDir.create(cfg.out, config_dict(cfg), cfg.seed, rules, resume=resume)
     table = "hands"
     # a shard is done when every table it writes is on disk ("matches" is written first)

@@ -1,0 +1,235 @@
+"""Duplicate-deal tournaments: strategies compared on identical cards, with honest statistics.
+
+Every deal (seed, deal id: the same cards, the same dealer seat) is played once for every seating
+of its table: the ``n`` rotations of the lineup around the ``n`` seats.  With more entrants than
+seats each deal gets one table (``n`` of the entrants, the tables taking turns so every table
+plays equally often); with fewer, the entrants repeat around the table.  All seatings of a deal
+run in one batch of the one compiled loop (``rollout.simulate`` with a per-game seating and the
+deal id as game id), so differences between entrants are paired on the same cards, and every
+interval is clustered by deal (``kalooki_sim.stats``): the rows of one deal are never counted as
+independent.
+
+``run_tournament`` writes a run directory (``records.RunDir``): ``meta.json``, the parquet table
+``seats`` (one row per deal x seating x seat; in "matches" mode also per hand in ``hands``),
+``results.md`` / ``results.csv`` (per entrant, pairwise differences, variance reduction, ratings)
+and plots.  Shards of deals are written atomically, so an interrupted tournament resumes where it
+stopped and ends with the same tables as one that never stopped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .records import RunDir
+from .rules import load_rules
+from .strategies import lineup as resolve_lineup
+
+__all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "run_tournament", "analyse",
+           "OUTCOMES"]
+
+# the outcome columns of a seat row, per mode; "score" is what ranks a seat after the win share
+OUTCOMES = {"hands": ("win_share", "penalty"), "matches": ("win_share", "score")}
+_MAX_TABLES = 120
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    variant: str = "caribbean"
+    players: int = 4
+    agents: tuple[str, ...] = ("greedy", "greedy-picky", "greedy-explore", "random")
+    deals: int = 1000
+    mode: str = "hands"                  # "hands": single hands; "matches": whole matches
+    seed: int = 0
+    shard_deals: int = 250
+    out: str = "runs/tournament"
+    max_hands: int | None = None         # matches: hand cap of an elimination match
+    hands_per_match: int | None = None   # matches: hands of a fixed-length match
+    buy_back: str = "always"
+
+
+def entrant_labels(names) -> list[str]:
+    """One label per entrant: a name given more than once becomes ``name#1``, ``name#2``, ... (copies
+    of one strategy are separate entrants, as an A/A comparison needs)."""
+    names = [str(n).strip() for n in names]
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        if names.count(n) > 1:
+            seen[n] = seen.get(n, 0) + 1
+            out.append(f"{n}#{seen[n]}")
+        else:
+            out.append(n)
+    return out
+
+
+def schedule(n_entrants: int, n_players: int, deal: int) -> np.ndarray:
+    """The seatings of one deal: ``int64[n_players, n_players]``, row ``r`` giving the entrant index
+    in each seat for rotation ``r`` (every entrant of the deal's table sits in every seat once)."""
+    if n_entrants >= n_players:
+        tables = _tables(n_entrants, n_players)
+        table = tables[deal % len(tables)]
+    else:
+        table = [i % n_entrants for i in range(n_players)]
+    return np.array([np.roll(table, -r) for r in range(n_players)], dtype=np.int64)
+
+
+def _tables(k: int, n: int) -> list[tuple[int, ...]]:
+    """The tables the deals cycle through: every ``n``-subset of ``k`` entrants when there are few,
+    else a cyclic design (``n`` consecutive entrants, every start) that still seats each pair."""
+    if k == n:
+        return [tuple(range(n))]
+    if math.comb(k, n) <= _MAX_TABLES:
+        return list(itertools.combinations(range(k), n))
+    return [tuple((s + i) % k for i in range(n)) for s in range(k)]
+
+
+def _check(cfg: TournamentConfig, rules) -> None:
+    from .engine.game import check_supported
+
+    check_supported(rules)
+    if not rules.players_min <= cfg.players <= rules.players_max:
+        raise ValueError(f"--players: {rules.name} is played by {rules.players_min}-{rules.players_max} players, "
+                         f"not {cfg.players}")
+    if len(cfg.agents) < 2:
+        raise ValueError(f"--agents: a tournament needs at least two entrants, got {len(cfg.agents)}")
+    for what, v in (("deals (--deals)", cfg.deals), ("shard_deals (--shard-deals)", cfg.shard_deals)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{what} must be a positive integer, got {v!r}")
+    if cfg.mode not in OUTCOMES:
+        raise ValueError(f"--mode must be 'hands' or 'matches', not {cfg.mode!r}")
+
+
+def play_deals(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Every seating of deals ``first_deal ..``: the seat rows (and in "matches" mode the hand rows)."""
+    from .rollout import simulate
+
+    labels = entrant_labels(cfg.agents)
+    strats, ids, params = resolve_lineup(cfg.agents)
+    n = cfg.players
+    deals = np.arange(first_deal, first_deal + n_deals, dtype=np.int64)
+    seatings = np.concatenate([schedule(len(labels), n, int(d)) for d in deals]) if n_deals else np.zeros((0, n), int)
+    game_ids = np.repeat(deals, n)
+    extra = {}
+    if cfg.mode == "matches":
+        if rules.match_mode == "elimination_pool":
+            extra = dict(max_hands=cfg.max_hands, buy_back=cfg.buy_back)
+        else:
+            extra = dict(hands_per_game=cfg.hands_per_match)
+    out = simulate(rules, n, ids[seatings], params[seatings], len(game_ids), cfg.seed, mode=cfg.mode,
+                   game_ids=game_ids, **extra)
+    hands, match = (out, None) if cfg.mode == "hands" else out
+    row = np.asarray(hands["batch_row"] if match is None else match["batch_row"])
+    base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"])
+    base.insert(0, "deal", base.pop("game_id"))
+    base.insert(1, "seating", row % n)
+    entrant = seatings[row, base["seat"].to_numpy()]
+    base.insert(2, "agent", np.asarray(labels, dtype=object)[entrant])
+    base.insert(3, "strategy", np.asarray([s.name for s in strats], dtype=object)[entrant])
+    if match is not None:
+        base = base.rename(columns={"match_win_share": "win_share"})
+        money = rules.match_mode != "fixed_hands_low_total"
+        # the score that ranks a player: money where the variant plays for money, else the total
+        base["score"] = base["money"] if money else base["total"]
+        hand_rows = pd.DataFrame(hands)
+        hrow = hand_rows.pop("batch_row").to_numpy()
+        hand_rows.insert(0, "deal", hand_rows.pop("game_id"))
+        hand_rows.insert(1, "seating", hrow % n)
+        hand_rows.insert(2, "agent", np.asarray(labels, dtype=object)[seatings[hrow, hand_rows["seat"].to_numpy()]])
+        return base, hand_rows
+    return base, None
+
+
+def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool = True) -> RunDir:
+    """Play (or resume) a tournament into its run directory, then write its results; returns it."""
+    from tqdm import tqdm
+
+    rules = load_rules(cfg.variant)
+    _check(cfg, rules)
+    resolve_lineup(cfg.agents)                       # unknown names fail here, before any work
+    run = RunDir.create(cfg.out, asdict(cfg), cfg.seed, rules, resume=resume)
+    done = run.done_shards("seats")
+    if cfg.mode == "matches":
+        done &= run.done_shards("hands")
+    n_shards = (cfg.deals + cfg.shard_deals - 1) // cfg.shard_deals
+    win = {}
+    with tqdm(total=cfg.deals, unit=" deals", disable=not progress, desc=f"{rules.name} tournament") as bar:
+        for shard in range(n_shards):
+            first = shard * cfg.shard_deals
+            k = min(cfg.shard_deals, cfg.deals - first)
+            if shard in done:
+                bar.update(k)
+                continue
+            seats, hands = play_deals(cfg, rules, first, k)
+            if hands is not None:
+                run.write_shard("hands", shard, hands)
+            run.write_shard("seats", shard, seats)           # last: a shard is done when this exists
+            for a, v in seats.groupby("agent")["win_share"]:
+                s, c = win.get(a, (0.0, 0))
+                win[a] = (s + float(v.sum()), c + len(v))
+            lead = max(win, key=lambda a: win[a][0] / win[a][1])
+            bar.set_postfix_str(f"leader {lead} {win[lead][0] / win[lead][1]:.3f}")
+            bar.update(k)
+    analyse(run, cfg, rules)
+    return run
+
+
+def analyse(run: RunDir, cfg: TournamentConfig, rules=None, write: bool = True) -> dict[str, pd.DataFrame]:
+    """The tournament's tables from its ``seats`` rows: per entrant (win share and score, clustered
+    by deal), pairwise paired differences, the variance reduction of the duplicate design against
+    independent deals, and ratings (openskill Plackett-Luce, cross-checked by a maximum-likelihood
+    Plackett-Luce fit).  With ``write``: ``results.md``, ``results.csv`` and plots in the run."""
+    from .ratings import compare_ratings, finishing_orders, plackett_luce_mle
+    from .stats import clustered_summary, paired_differences, variance_reduction, write_results
+
+    rules = rules or load_rules(cfg.variant)
+    seats = run.read_table("seats")
+    share, score = OUTCOMES[cfg.mode]
+    # a higher score is better only where players win money
+    score_up = cfg.mode == "matches" and rules.match_mode != "fixed_hands_low_total"
+    tables = {}
+    tables["win share"] = clustered_summary(seats, share, cluster="deal", by="agent")
+    tables[f"mean {score}"] = clustered_summary(seats, score, cluster="deal", by="agent")
+    tables["win share: paired differences"] = paired_differences(seats, share, cluster="deal")
+    tables[f"{score}: paired differences"] = paired_differences(seats, score, cluster="deal")
+    for name in ("win share: paired differences", f"{score}: paired differences"):
+        tables[name].attrs.update(n_deals=int(seats["deal"].nunique()), n_rows=len(seats), level=0.95)
+    vr = pd.concat([variance_reduction(seats, share, cluster="deal").assign(outcome=share),
+                    variance_reduction(seats, score, cluster="deal").assign(outcome=score)], ignore_index=True)
+    vr.attrs.update(n_deals=int(seats["deal"].nunique()), n_rows=len(seats))
+    tables["variance reduction of the duplicate design"] = vr
+    ranked = seats.assign(_rank_score=seats[score] if not score_up else -seats[score])
+    orders = finishing_orders(ranked, game=("deal", "seating"), group="agent", win=share, penalty="_rank_score",
+                              cluster="deal")
+    cmp = compare_ratings(orders, "agent")
+    ratings = cmp["table"]
+    pl = plackett_luce_mle(orders, "agent")
+    ratings = ratings.merge(pl[["agent", "lo_cluster", "hi_cluster"]] if "lo_cluster" in pl else pl[["agent"]],
+                            on="agent", how="left")
+    ratings.attrs.update(n_deals=int(seats["deal"].nunique()), n_rows=len(seats))
+    tables["ratings"] = ratings
+    notes = {"ratings": f"openskill (Plackett-Luce) against a maximum-likelihood Plackett-Luce fit: Kendall's "
+                        f"tau {cmp['kendall_tau']:.3f}, same order: {cmp['same_order']}.",
+             "variance reduction of the duplicate design":
+                 "variance_ratio: the variance of a paired difference over deals divided by the variance the "
+                 "same number of rows would give from independent deals (below 1: the duplicate design helps); "
+                 "effective_sample_multiplier = 1 / variance_ratio."}
+    if write:
+        title = (f"{rules.name} tournament: {cfg.players} players, {cfg.mode}, {seats['deal'].nunique():,} deals "
+                 f"x {cfg.players} seatings, seed {cfg.seed}")
+        write_results(run.path, tables, title=title, notes=notes)
+        _plots(run.path, seats, tables, score, pl)
+    return tables
+
+
+def _plots(path: Path, seats, tables, score, pl) -> None:
+    from .stats_plots import plot_distribution, plot_estimates, plot_ratings
+
+    plot_estimates(tables["win share"], path / "win_share.png", by="agent")
+    plot_distribution(seats, path / f"{score}.png", value=score, by="agent")
+    plot_ratings(pl, path / "ratings.png", by="agent")
