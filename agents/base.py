@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 __all__ = [
-    "Policy", "RANDOM", "GREEDY", "EXTERNAL", "POLICY_NAMES", "PARAM_NAMES", "N_PARAMS", "policy_id", "policy_name",
+    "Policy", "RANDOM", "GREEDY", "EXTERNAL", "POLICY_NAMES", "PARAM_NAMES", "PARAM_BOUNDS", "N_PARAMS", "policy_id", "policy_name",
     "default_params", "params_matrix",
 ]
 
@@ -66,6 +66,8 @@ N_PARAMS = {RANDOM: 0, GREEDY: 4, EXTERNAL: 0}
 _DEFAULTS = {RANDOM: (), GREEDY: (0.0, 1.0, 1.0, 0.5), EXTERNAL: ()}
 # the names of those parameters, in row order (named strategies set them by name)
 PARAM_NAMES = {RANDOM: (), GREEDY: ("epsilon", "call_threshold", "draw_threshold", "gap_weight"), EXTERNAL: ()}
+# the range in which tuning searches each of them (experiments/tune_heuristic.py)
+PARAM_BOUNDS = {RANDOM: (), GREEDY: ((0.0, 0.5), (0.0, 4.0), (0.0, 4.0), (0.0, 1.0)), EXTERNAL: ()}
 
 
 def policy_id(name: str | int) -> int:

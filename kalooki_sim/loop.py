@@ -395,17 +395,17 @@ def agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
 @pnjit
 def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, out_err,
-                game_seats, game_params, wants, seed, first_game_id, first_hand, hand_limit, max_steps,
+                game_seats, game_params, wants, seed, game_ids, first_hand, hand_limit, max_steps,
                 check, o_from, o_to):
-    """Games ``first_game_id + o`` for ``o`` in ``o_from .. o_to - 1`` to their end, into output row
-    ``o``; state row ``i`` (a lane) plays games ``i, i + lanes, ...``.  ``first_hand >= 0`` plays
-    single hands: game ``o``'s hand is ``(first_game_id + o) % n_rounds``."""
+    """Games ``o`` in ``o_from .. o_to - 1`` (id ``game_ids[o]``, seating ``game_seats[o]``) to their
+    end, into output row ``o``; state row ``i`` (a lane) plays games ``i, i + lanes, ...``.
+    ``first_hand >= 0`` plays single hands: game ``o``'s hand is ``game_ids[o] % n_rounds``."""
     n_lanes = gs.shape[0]
     n_rounds = rv[R_N_ROUNDS]
     for i in prange(n_lanes):
         ln = np.uint64(i)       # one signature for the kernels below (see ``jit.pnjit``)
         for o in range(o_from + ln, o_to, n_lanes):
-            gid = first_game_id + o
+            gid = game_ids[o]
             fh = -1 if first_hand < 0 else gid % n_rounds
             start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                   ln, sp, sx, seats, params, keys, ctrs, ctx, known, game_seats[o], game_params[o], wants,

@@ -139,8 +139,8 @@ def buy_back_flags(buy_back, n_players: int) -> np.ndarray:
 
 def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mode="hands",
              first_game_id=0, hands_per_game=None, max_steps=None, check=False, max_hands=None,
-             buy_back="always"):
-    """Play ``n_games`` games (ids ``first_game_id ..``) with compiled agents.
+             buy_back="always", game_ids=None, with_rows=False):
+    """Play ``n_games`` games (ids ``first_game_id ..``, or the ids ``game_ids``) with compiled agents.
 
     ``seat_policies``: agent names or ids, one per seat, or a ``[n_games, n_players]`` table giving
     every game its own seating; ``params``: ``None`` (each agent's defaults), ``[n_players, k]`` or
@@ -149,7 +149,9 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     (``match_length``: ``hands_per_game`` hands of a fixed-length match, or to elimination capped
     at ``max_hands``; ``buy_back`` = "always", "never" or one flag per player).  ``max_steps``: the
     step budget of one hand.  ``check=True`` verifies the engine invariants after every step
-    (slow; tests).
+    (slow; tests).  ``game_ids`` (int64[n_games]) gives every game its id, repeats allowed: the
+    seatings of one deal are games with the same id (its cards, its dealer); ``with_rows`` adds a
+    ``batch_row`` column (the game's index in the batch) to tell them apart.
 
     Returns a dict of numpy columns, one row per (game, hand, seat dealt in), ordered by game, hand,
     seat (``HAND_COLUMNS``); in ``"matches"`` mode a tuple ``(hands, matches)`` whose second dict
@@ -166,7 +168,13 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     n_games = int(n_games)
     if n_games < 0:
         raise ValueError(f"n_games must be >= 0, got {n_games}")
-    first_game_id = int(first_game_id)
+    if game_ids is None:
+        game_ids = np.arange(int(first_game_id), int(first_game_id) + n_games, dtype=np.int64)
+    else:
+        game_ids = np.ascontiguousarray(game_ids, dtype=np.int64)
+        if game_ids.shape != (n_games,):
+            raise ValueError(f"game_ids must give one id per game ({n_games}), got shape {game_ids.shape}")
+        with_rows = True
     seed = int(seed)
     seats, pm = seating_table(seat_policies, n_games, n_players, params)
     if (seats == EXTERNAL).any():
@@ -191,27 +199,28 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
         base = 0 if whole else c0
         err = np.zeros(out[0].shape[1], dtype=np.int64)
         closed_loop(*lanes.state.arrays(), rv, *lanes.loop_arrays(), *out, err,
-                    seats[base:], pm[base:], wants, seed, first_game_id + base, first_hand, H, int(max_steps),
+                    seats[base:], pm[base:], wants, seed, game_ids[base:], first_hand, H, int(max_steps),
                     bool(check), c0 - base, c1 - base)
         bad = np.nonzero(err[c0 - base:c1 - base])[0]
         if bad.size:
             i = int(bad[0]) + c0
-            raise RuntimeError(f"{bad.size} game(s) failed; first: game_id {first_game_id + i} with code "
+            raise RuntimeError(f"{bad.size} game(s) failed; first: game_id {int(game_ids[i])} with code "
                                f"{int(err[i - base])} (1 = step budget, 2 = illegal action, 1000+ invariant, "
                                f"2000+ engine error)")
         if not whole:
-            parts.append(_columns(rules, mode, out, first_game_id + c0, n_players))
+            parts.append(_columns(rules, mode, out, game_ids[c0:c1], n_players, with_rows, c0))
     if whole:
-        return _columns(rules, mode, out, first_game_id, n_players)
+        return _columns(rules, mode, out, game_ids, n_players, with_rows, 0)
     if not parts:
-        return _columns(rules, mode, lanes.outputs(0, H, n_players), first_game_id, n_players)
+        return _columns(rules, mode, lanes.outputs(0, H, n_players), game_ids, n_players, with_rows, 0)
     if mode == "hands":
         return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return tuple({k: np.concatenate([p[i][k] for p in parts]) for k in parts[0][i]} for i in range(2))
 
 
-def _columns(rules, mode, out, first_game_id, n_players):
-    """The result planes of a batch as columns (views where every game played every hand)."""
+def _columns(rules, mode, out, game_ids, n_players, with_rows, row0):
+    """The result planes of a batch as columns (views where every game played every hand);
+    ``row0``: the batch index of the planes' first game."""
     rows, mrows, mwin = out
     G = rows.shape[1]
     valid = rows[R_VALID] == 1                                   # [G, H, n]
@@ -227,14 +236,18 @@ def _columns(rules, mode, out, first_game_id, n_players):
         hands[name] = col.astype(_NARROW[name]) if name in _NARROW else col
     hands["win_share"] = hands["won"].astype(np.float64)         # one winner or none
     hands = {k: hands[k] for k in names}
+    if with_rows:
+        hands["batch_row"] = row0 + np.nonzero(valid)[0]
     if mode == "hands":
         return hands
     gm = np.repeat(np.arange(G, dtype=np.int64), n_players)
-    match = {"game_id": first_game_id + gm, "seat": np.tile(np.arange(n_players, dtype=np.int64), G),
+    match = {"game_id": game_ids[gm], "seat": np.tile(np.arange(n_players, dtype=np.int64), G),
              "match_win_share": mwin.reshape(-1).copy(),
              "eliminated": (1 - mrows[M_ACTIVE]).reshape(-1)}
     for name, k in _MATCH_PLANE.items():
         match[name] = mrows[k].reshape(-1).copy()
     names = POINTS_MATCH_COLUMNS if points else MATCH_COLUMNS
     matches = {k: (match[k].astype(_NARROW[k]) if k in _NARROW else match[k]) for k in names}
+    if with_rows:
+        matches["batch_row"] = row0 + gm
     return hands, matches

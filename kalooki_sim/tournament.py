@@ -30,7 +30,7 @@ from .records import RunDir
 from .rules import load_rules
 from .strategies import lineup as resolve_lineup
 
-__all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "run_tournament", "analyse",
+__all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play_seatings", "run_tournament", "analyse",
            "OUTCOMES"]
 
 # the outcome columns of a seat row, per mode; "score" is what ranks a seat after the win share
@@ -107,46 +107,64 @@ def _check(cfg: TournamentConfig, rules) -> None:
 
 def play_deals(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Every seating of deals ``first_deal ..``: the seat rows (and in "matches" mode the hand rows)."""
+    strats, ids, params = resolve_lineup(cfg.agents)
+    return play_seatings(rules, cfg.players, entrant_labels(cfg.agents), ids, params,
+                         np.arange(first_deal, first_deal + n_deals, dtype=np.int64), cfg.seed, cfg.mode,
+                         strategy_names=[s.name for s in strats], max_hands=cfg.max_hands,
+                         hands_per_match=cfg.hands_per_match, buy_back=cfg.buy_back)
+
+
+def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, mode: str = "hands",
+                  strategy_names=None, max_hands=None, hands_per_match=None, buy_back="always"):
+    """The entrants ``labels`` (compiled agent ``ids[i]`` with parameter row ``params[i]``) on the
+    given deals, each deal in every seating of its table (``schedule``), in one batch of the loop.
+
+    Returns ``(seats, hands)``: one row per deal x seating x seat (``deal``, ``seating``, ``agent``,
+    ``strategy`` and the outcome columns of ``OUTCOMES[mode]``); in "matches" mode also the hand rows."""
     from .rollout import simulate
 
-    labels = entrant_labels(cfg.agents)
-    strats, ids, params = resolve_lineup(cfg.agents)
-    n = cfg.players
-    deals = np.arange(first_deal, first_deal + n_deals, dtype=np.int64)
-    seatings = np.concatenate([schedule(len(labels), n, int(d)) for d in deals]) if n_deals else np.zeros((0, n), int)
+    n = n_players
+    ids = np.asarray(ids, dtype=np.int64)
+    params = np.asarray(params, dtype=np.float64)
+    deals = np.asarray(deals, dtype=np.int64)
+    names = np.asarray(strategy_names if strategy_names is not None else labels, dtype=object)
+    labels = np.asarray(labels, dtype=object)
+    seatings = (np.concatenate([schedule(len(labels), n, int(d)) for d in deals]) if len(deals)
+                else np.zeros((0, n), dtype=np.int64))
     game_ids = np.repeat(deals, n)
     extra = {}
-    if cfg.mode == "matches":
+    if mode == "matches":
         if rules.match_mode == "elimination_pool":
-            extra = dict(max_hands=cfg.max_hands, buy_back=cfg.buy_back)
+            extra = dict(max_hands=max_hands, buy_back=buy_back)
         else:
-            extra = dict(hands_per_game=cfg.hands_per_match)
-    out = simulate(rules, n, ids[seatings], params[seatings], len(game_ids), cfg.seed, mode=cfg.mode,
+            extra = dict(hands_per_game=hands_per_match)
+    out = simulate(rules, n, ids[seatings], params[seatings], len(game_ids), seed, mode=mode,
                    game_ids=game_ids, **extra)
-    hands, match = (out, None) if cfg.mode == "hands" else out
+    hands, match = (out, None) if mode == "hands" else out
     row = np.asarray(hands["batch_row"] if match is None else match["batch_row"])
     base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"])
     base.insert(0, "deal", base.pop("game_id"))
     base.insert(1, "seating", row % n)
     entrant = seatings[row, base["seat"].to_numpy()]
-    base.insert(2, "agent", np.asarray(labels, dtype=object)[entrant])
-    base.insert(3, "strategy", np.asarray([s.name for s in strats], dtype=object)[entrant])
-    if match is not None:
-        base = base.rename(columns={"match_win_share": "win_share"})
-        money = rules.match_mode != "fixed_hands_low_total"
-        # the score that ranks a player: money where the variant plays for money, else the total
-        base["score"] = base["money"] if money else base["total"]
-        hand_rows = pd.DataFrame(hands)
-        hrow = hand_rows.pop("batch_row").to_numpy()
-        hand_rows.insert(0, "deal", hand_rows.pop("game_id"))
-        hand_rows.insert(1, "seating", hrow % n)
-        hand_rows.insert(2, "agent", np.asarray(labels, dtype=object)[seatings[hrow, hand_rows["seat"].to_numpy()]])
-        return base, hand_rows
-    return base, None
+    base.insert(2, "agent", labels[entrant])
+    base.insert(3, "strategy", names[entrant])
+    if match is None:
+        return base, None
+    base = base.rename(columns={"match_win_share": "win_share"})
+    # the score that ranks a player: money where the variant plays for money, else the total
+    base["score"] = base["money"] if rules.match_mode != "fixed_hands_low_total" else base["total"]
+    hand_rows = pd.DataFrame(hands)
+    hrow = hand_rows.pop("batch_row").to_numpy()
+    hand_rows.insert(0, "deal", hand_rows.pop("game_id"))
+    hand_rows.insert(1, "seating", hrow % n)
+    hand_rows.insert(2, "agent", labels[seatings[hrow, hand_rows["seat"].to_numpy()]])
+    return base, hand_rows
 
 
-def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool = True) -> RunDir:
-    """Play (or resume) a tournament into its run directory, then write its results; returns it."""
+def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool = True,
+                   results: bool = True) -> RunDir:
+    """Play (or resume) a tournament into its run directory, then (``results``) write its tables
+    and plots (``analyse``); returns the run directory."""
     from tqdm import tqdm
 
     rules = load_rules(cfg.variant)
@@ -175,7 +193,8 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
             lead = max(win, key=lambda a: win[a][0] / win[a][1])
             bar.set_postfix_str(f"leader {lead} {win[lead][0] / win[lead][1]:.3f}")
             bar.update(k)
-    analyse(run, cfg, rules)
+    if results:
+        analyse(run, cfg, rules)
     return run
 
 

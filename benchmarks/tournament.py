@@ -1,0 +1,74 @@
+#!/usr/bin/env python
+"""Tournament throughput against raw ``simulate`` for the same number of hands (JSON lines).
+
+A duplicate tournament plays every deal in every seating of its table, in shards written as parquet,
+and computes its statistics at the end; the target (issue 28) is at least 80 % of what ``simulate``
+plays in the same time.  Both run the same lineup on one thread, alternating, ``--repeats`` times
+each; the figures are hands per second per core (the tournament's play, and play plus its tables
+and plots) and the ratios, the medians of the runs::
+
+    python benchmarks/tournament.py --variant caribbean --hands 40000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+
+import numba
+
+from kalooki_sim import load_rules
+from kalooki_sim.rollout import simulate
+from kalooki_sim.strategies import lineup
+from kalooki_sim.tournament import TournamentConfig, analyse, run_tournament
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variant", default="caribbean")
+    ap.add_argument("--agents", default="greedy,greedy-picky,greedy-explore,greedy")
+    ap.add_argument("--hands", type=int, default=40_000, help="hands per timed run (a multiple of 4)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    numba.set_num_threads(args.threads)
+    rules = load_rules(args.variant)
+    agents = tuple(a.strip() for a in args.agents.split(","))
+    _, ids, params = lineup(agents)
+    n = len(agents)
+    deals = args.hands // n
+    simulate(rules, n, list(ids), params, 64, 0)                      # compile / load the kernels
+    cfg = lambda out: TournamentConfig(variant=args.variant, players=n, agents=agents, deals=deals,
+                                       shard_deals=max(1, deals // 4), out=out)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_tournament(TournamentConfig(variant=args.variant, players=n, agents=agents, deals=8,
+                                        out=f"{tmp}/warm"), progress=False)
+        sim, tour, whole = [], [], []
+        for r in range(args.repeats):
+            t0 = time.perf_counter()
+            simulate(rules, n, list(ids), params, deals * n, 1 + r)
+            sim.append(deals * n / (time.perf_counter() - t0) / args.threads)
+            t0 = time.perf_counter()
+            run = run_tournament(cfg(f"{tmp}/t{r}"), progress=False, results=False)
+            t1 = time.perf_counter()
+            analyse(run, cfg(f"{tmp}/t{r}"), rules)
+            t2 = time.perf_counter()
+            tour.append(deals * n / (t1 - t0) / args.threads)
+            whole.append(deals * n / (t2 - t0) / args.threads)
+    med = statistics.median
+    out = {"bench": "tournament", "variant": args.variant, "agents": agents, "hands": deals * n,
+           "threads": args.threads, "simulate_hands_per_s_per_core": round(med(sim)),
+           "tournament_play_hands_per_s_per_core": round(med(tour)),
+           "tournament_with_results_hands_per_s_per_core": round(med(whole)),
+           "ratio_play": round(med(tour) / med(sim), 3), "ratio_with_results": round(med(whole) / med(sim), 3),
+           "runs_simulate": [round(x) for x in sim], "runs_tournament_play": [round(x) for x in tour]}
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+#!/usr/bin/env python
+"""Tune a compiled heuristic's parameter row with CMA-ES against a fixed field, on common deals.
+
+    python experiments/tune_heuristic.py --variant caribbean --strategy greedy --save-as greedy-tuned-caribbean
+    python experiments/tune_heuristic.py --config configs/experiments/tune_caribbean.toml [--resume]
+
+Every candidate of a generation plays the same fresh deals, each in every seating of the table
+(candidate + field), in one batch of the compiled loop (``tournament.play_seatings``), so candidates
+are compared on identical cards; its fitness is its mean win share (or mean penalty / score, by
+``objective``).  CMA-ES (the ``cma`` package) searches the parameters named by ``params`` within
+``agents.base.PARAM_BOUNDS``, scaled to [0, 1].  After every generation the optimiser's state and
+the learning curve are written atomically to ``out``, so an interrupted run resumes where it
+stopped (``--resume``) and ends as an uninterrupted one would.  At the end the tuned row (CMA's
+favourite mean) is saved as a named strategy ``configs/agents/<save_as>.toml``, and a fresh
+duplicate tournament on deals never used for tuning (``check_seed``) compares it with its untuned
+self: ``check/results.md`` has the paired difference and its 95 % interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import pickle
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass
+class TuneArgs:
+    variant: str = "caribbean"
+    strategy: str = "greedy"                 # whose parameter row is tuned (a named strategy or base agent)
+    field: tuple[str, ...] = ("greedy", "greedy", "greedy")   # the fixed opponents
+    params: tuple[str, ...] = ("call_threshold", "draw_threshold", "gap_weight")   # names to tune
+    objective: str = "win_share"             # win_share (higher) | penalty (lower)
+    generations: int = 12
+    popsize: int = 8
+    sigma0: float = 0.25                     # in the [0, 1]-scaled space
+    deals_per_generation: int = 300
+    seed: int = 0
+    out: str = "runs/tune"
+    save_as: str | None = None               # configs/agents/<save_as>.toml
+    check_deals: int = 2000
+    check_seed: int = 1
+    strategies_dir: str = "configs/agents"
+
+
+def load_args(path: str, **overrides) -> TuneArgs:
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    known = {f.name for f in dataclasses.fields(TuneArgs)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SystemExit(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    for k in ("field", "params"):
+        if k in data:
+            data[k] = tuple(data[k])
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return TuneArgs(**data)
+
+
+def _atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+class Problem:
+    """The candidate's parameter row from a point of the scaled search space, and its fitness."""
+
+    def __init__(self, a: TuneArgs):
+        from kalooki_sim import load_rules
+        from kalooki_sim.agents.base import PARAM_BOUNDS, PARAM_NAMES
+        from kalooki_sim.strategies import lineup
+
+        self.a = a
+        self.rules = load_rules(a.variant)
+        strats, ids, params = lineup((a.strategy,) + tuple(a.field))
+        self.base = strats[0]
+        names = PARAM_NAMES[self.base.agent_id]
+        bad = [p for p in a.params if p not in names]
+        if bad or not a.params:
+            raise SystemExit(f"params: {self.base.agent} has parameters {', '.join(names)}; got {', '.join(a.params) or 'none'}")
+        self.idx = [names.index(p) for p in a.params]
+        bounds = PARAM_BOUNDS[self.base.agent_id]
+        self.lo = np.array([bounds[i][0] for i in self.idx])
+        self.hi = np.array([bounds[i][1] for i in self.idx])
+        self.ids, self.params = ids, params
+        self.n = len(ids)
+        if a.objective not in ("win_share", "penalty"):
+            raise SystemExit(f"objective must be win_share or penalty, not {a.objective!r}")
+
+    def row(self, z) -> np.ndarray:
+        r = self.params[0].copy()
+        r[self.idx] = self.lo + np.clip(np.asarray(z), 0.0, 1.0) * (self.hi - self.lo)
+        return r
+
+    def start(self) -> np.ndarray:
+        x = self.params[0][self.idx]
+        return np.clip((x - self.lo) / np.where(self.hi > self.lo, self.hi - self.lo, 1.0), 0.0, 1.0)
+
+    def evaluate(self, zs, generation: int) -> np.ndarray:
+        """Fitness (lower is better) of every candidate, all on the generation's common deals."""
+        from kalooki_sim.tournament import play_seatings
+
+        a = self.a
+        deals = np.arange(generation * a.deals_per_generation, (generation + 1) * a.deals_per_generation)
+        out = []
+        for z in zs:          # one table per candidate: candidate + field, on the generation's deals
+            params = np.vstack([self.row(z), self.params[1:]])
+            seats, _ = play_seatings(self.rules, self.n, [f"e{i}" for i in range(self.n)], self.ids, params,
+                                     deals, a.seed, "hands")
+            mine = seats[seats["agent"] == "e0"]
+            v = mine[a.objective].mean()
+            out.append(-v if a.objective == "win_share" else v)
+        return np.asarray(out)
+
+
+def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
+    import cma
+    from tqdm import tqdm
+
+    prob = Problem(a)
+    out = Path(a.out)
+    state_file = out / "state.pkl"
+    if state_file.exists() and not resume:
+        raise SystemExit(f"{out} already holds a tuning run; pass --resume to continue it")
+    out.mkdir(parents=True, exist_ok=True)
+    if state_file.exists():
+        st = pickle.loads(state_file.read_bytes())
+        if st["args"] != dataclasses.asdict(a):
+            raise SystemExit(f"cannot resume {out}: its arguments differ from these")
+        es, history = st["es"], st["history"]
+    else:
+        from kalooki_sim.records import git_state, package_versions
+
+        (out / "meta.json").write_text(json.dumps({"args": dataclasses.asdict(a), "git": git_state(),
+                                                   "versions": package_versions()}, indent=2, default=str))
+        es = cma.CMAEvolutionStrategy(prob.start(), a.sigma0,
+                                      {"bounds": [0.0, 1.0], "popsize": a.popsize, "seed": a.seed + 1,
+                                       "verbose": -9})
+        history = []
+    with tqdm(total=a.generations, initial=len(history), disable=not progress, desc="CMA-ES", unit=" gen") as bar:
+        while len(history) < a.generations:
+            g = len(history)
+            zs = es.ask()
+            f = prob.evaluate(zs, g)
+            es.tell(zs, list(f))
+            fav = prob.row(es.result.xfavorite)
+            history.append({"generation": g, "best": float(f.min()), "mean": float(f.mean()),
+                            "favourite": [float(x) for x in fav[prob.idx]], "sigma": float(es.sigma)})
+            _atomic(state_file, pickle.dumps({"args": dataclasses.asdict(a), "es": es, "history": history}))
+            bar.set_postfix_str(f"best {-f.min() if a.objective == 'win_share' else f.min():.4f}")
+            bar.update(1)
+    _curve(out, history, a)
+    tuned = prob.row(es.result.xfavorite)
+    result = {"params": dict(zip(a.params, [float(x) for x in tuned[prob.idx]])), "history": history}
+    (out / "result.json").write_text(json.dumps(result, indent=2))
+    if a.save_as:
+        result["strategy_file"] = str(save_strategy(a, prob, tuned))
+        result["check"] = check(a, out)
+    return result
+
+
+def _curve(out: Path, history, a: TuneArgs) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sign = -1 if a.objective == "win_share" else 1
+    g = [h["generation"] for h in history]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(g, [sign * h["best"] for h in history], marker="o", label="best of the generation")
+    ax.plot(g, [sign * h["mean"] for h in history], marker=".", label="generation mean")
+    ax.set_xlabel(f"generation ({a.deals_per_generation} common deals each, every seating)")
+    ax.set_ylabel(f"candidate's {a.objective.replace('_', ' ')}")
+    ax.set_title(f"CMA-ES tuning of {a.strategy} ({a.variant}) against {', '.join(a.field)}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "learning_curve.png", dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def save_strategy(a: TuneArgs, prob: Problem, row) -> Path:
+    from kalooki_sim.agents.base import PARAM_NAMES
+
+    names = PARAM_NAMES[prob.base.agent_id]
+    lines = [f"# Tuned by experiments/tune_heuristic.py: CMA-ES over {', '.join(a.params)} of {a.strategy}",
+             f"# against {', '.join(a.field)} in {a.variant} ({a.generations} generations of {a.popsize},",
+             f"# {a.deals_per_generation} common deals each, seed {a.seed}); objective {a.objective}.",
+             f'agent = "{prob.base.agent}"',
+             f'description = "{a.strategy} tuned for {a.variant} by CMA-ES ({a.objective} against {", ".join(a.field)})"',
+             "", "[params]"]
+    lines += [f"{n} = {float(v):.6g}" for n, v in zip(names, row)]
+    path = Path(a.strategies_dir) / f"{a.save_as}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def check(a: TuneArgs, out: Path) -> dict:
+    """A fresh duplicate tournament (seed ``check_seed``: deals never used in tuning): tuned vs untuned
+    among the field; returns the paired difference of their win shares with its 95 % interval."""
+    from kalooki_sim.tournament import TournamentConfig, run_tournament
+
+    path = Path(a.strategies_dir) / f"{a.save_as}.toml"
+    cfg = TournamentConfig(variant=a.variant, players=len(a.field) + 1,
+                           agents=(str(path), a.strategy) + tuple(a.field[1:]), deals=a.check_deals,
+                           seed=a.check_seed, out=str(out / "check"))
+    run = run_tournament(cfg, resume=(out / "check" / "meta.json").exists(), progress=False)
+    import pandas as pd
+
+    tab = pd.read_csv(run.path / "results.csv")
+    diff = tab[(tab["table"] == "win share: paired differences")]
+    row = diff[((diff["a"] == a.save_as) & (diff["b"] == a.strategy)) | ((diff["b"] == a.save_as) & (diff["a"] == a.strategy))]
+    r = row.iloc[0]
+    sign = 1 if r["a"] == a.save_as else -1
+    lo, hi = sorted((sign * r["lo"], sign * r["hi"]))
+    res = {"diff": float(sign * r["diff"]), "lo": float(lo), "hi": float(hi), "n_deals": int(r["n_deals"])}
+    (out / "check.json").write_text(json.dumps(res, indent=2))
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", help="a TOML file of TuneArgs fields")
+    for f in dataclasses.fields(TuneArgs):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in ("field", "params"):
+            ap.add_argument(flag, help="comma-separated")
+        else:
+            ap.add_argument(flag, type=type(f.default) if f.default is not None else str)
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--quiet", action="store_true")
+    ns = vars(ap.parse_args(argv))
+    resume, quiet, config = ns.pop("resume"), ns.pop("quiet"), ns.pop("config")
+    for k in ("field", "params"):
+        if ns.get(k):
+            ns[k] = tuple(x.strip() for x in ns[k].split(","))
+    a = load_args(config, **ns) if config else TuneArgs(**{k: v for k, v in ns.items() if v is not None})
+    result = tune(a, resume=resume, progress=not quiet)
+    print(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
