@@ -117,6 +117,8 @@ def move_phrase(text: str, top: str | None = None) -> str:
         return "ends the turn"
     if text == "keep upcard":
         return "keeps the upcard"
+    if text.startswith("move joker"):
+        return "moves the joker" + text[len("move joker"):]
     for verb in ("discard", "tack", "lay down", "move joker", "shift", "take", "split", "substitute", "swap"):
         if text.startswith(verb + " ") or text == verb:
             head, rest = verb.split(" ", 1) if " " in verb else (verb, "")

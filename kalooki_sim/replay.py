@@ -341,13 +341,7 @@ def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iter
     (``docs/replay-format.md``).  Raises ``ReplayDriftError`` if a recorded game differs in any
     per-hand result from ``simulate`` for the same game id.
     """
-    rules = _rules(rules)
-    n_players = int(n_players)
-    if len(seat_policies) != n_players:
-        raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
-    pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
-    pm = params_matrix(list(pol), params)
-    n_hands = _recordable_hands(rules, mode, hands_per_game)
+    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game)
     if max_steps is None:
         max_steps = _default_max_steps(rules, n_hands, n_players)
     events: list[dict] = []
@@ -375,6 +369,16 @@ def _recordable_hands(rules: Rules, mode: str, hands_per_game) -> int:
     raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
 
 
+def _seating(rules, n_players, seat_policies, params, mode, hands_per_game):
+    """(rules, n_players, policy ids, parameter matrix, hands) of a game to record, checked."""
+    rules = _rules(rules)
+    n_players = int(n_players)
+    if len(seat_policies) != n_players:
+        raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
+    pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
+    return rules, n_players, pol, params_matrix(list(pol), params), _recordable_hands(rules, mode, hands_per_game)
+
+
 def write_replay(path, events) -> None:
     """Write events as a JSON-lines replay file (parent folders are created)."""
     p = Path(path)
@@ -392,13 +396,7 @@ def open_table(rules, n_players: int, seat_policies, seed: int, game_id: int = 0
     ``seat_policies``: ids or names per seat, ``"external"`` (-1) for a seat decided outside (a
     person); the header names it ``"external"``.  Feed every decision to ``table.play(a)`` and
     append the events it returns: the result is a file ``validate_replay`` accepts."""
-    rules = _rules(rules)
-    n_players = int(n_players)
-    if len(seat_policies) != n_players:
-        raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
-    pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
-    pm = params_matrix(list(pol), params)
-    n_hands = _recordable_hands(rules, mode, hands_per_game)
+    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game)
     t = _Table(rules, n_players, seed, game_id, mode, n_hands, agents=list(pol), params=pm)
     return t, [_header(rules, n_players, pol, pm, seed, game_id, mode, n_hands, t.gs(L.G_DEALER)), t.deal_event()]
 
