@@ -390,7 +390,7 @@ class PlaySession:
     def run(self) -> int:
         g = self.game
         self.say(f"kalooki play: {self.rules.name}, seed {self.game._gs(L.G_SEED)}; "
-                 f"{'a whole match' if self.plan.mode == 'matches' else 'one hand'}"
+                 f"{'a match' if self.plan.mode == 'matches' else 'one hand'}"
                  + (f" of {self.plan.n_hands} hand(s)" if self.plan.mode == "matches" else "")
                  + " (type help for the commands)")
         while not g.terminal:

@@ -45,7 +45,7 @@ def test_caribbean_hand_played_with_first_moves_shows_position_and_saves_valid_r
     assert "your hand (" in out and re.search(r"your hand \(\d+\): [CDHS]: ", out)
     assert "table:" in out and "discard top: " in out
     assert re.search(r"P2 greedy\s+\d+ cards?, (not )?laid down, calls \d/3, total 0", out)
-    assert "contract 2 threes" in out and "phase: " in out
+    assert "contract 3 threes" in out and "phase: " in out
     assert "hint (greedy): " in out
     assert re.search(r"P\d \(\w[\w-]*\) (draws from the stock|discards \w+|passes on \w+)", out)
     assert "--- hand 1 over:" in out and "totals:" in out and "=== game over after 1 hand(s)" in out
@@ -230,7 +230,7 @@ def test_render_position_shows_everything_the_person_needs():
         stock: rest
     """)
     text = render_position(g, 0, ["you", "greedy", "random"], g.legal_action_texts())
-    assert "round 2 (contract 1 three + 1 four)" in text
+    assert "round 2 (contract 2 threes + 1 four)" in text
     assert "phase: play" in text
     assert re.search(r"P2 greedy\s+3 cards, laid down, calls 1/3, total 0", text)
     assert re.search(r"P3 random\s+7 cards, not laid down", text)
