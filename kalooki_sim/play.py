@@ -338,8 +338,8 @@ class PlaySession:
         legal = g.legal_actions()
         texts = [g.action_text(a) for a in legal]
         self.say("")
-        self.say(render_position(g, me, self.names, texts,
-                                 self.plan.n_hands if self.plan.mode == "matches" else 1))
+        fixed = self.plan.mode == "hands" or self.rules.match_mode != "elimination_pool"
+        self.say(render_position(g, me, self.names, texts, self.plan.n_hands if fixed else None))
         while True:
             self.out.write(f"{_seat(me)}> ")
             self.out.flush()
@@ -427,7 +427,7 @@ class PlaySession:
     def _match_over(self) -> None:
         g = self.game
         w = g.winners()
-        names = ", ".join(f"{_seat(p)} ({self.names[p]})" for p in w) or "none"
+        names = ", ".join(f"{_seat(p)} ({self.names[p]})" for p in w) or "none (the hand cap was reached)"
         self.say(f"=== game over after {g._gs(L.G_HANDS_DONE)} hand(s): totals "
                  + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(g.totals)) + f"; winner(s): {names}")
         if self.seat in w:
