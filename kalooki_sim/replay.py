@@ -547,6 +547,10 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
             counts["actions"] += 1
         counts["games"] += 1
         if check_agents:
+            if "external" in hdr["agents"]:
+                raise ReplayError(f"line {events[start][0]}: seat(s) "
+                                  + ", ".join(_seat(p) for p, a in enumerate(hdr["agents"]) if a == "external")
+                                  + " were played from outside (kalooki play): there are no agent decisions to check")
             again = record_games(rules, hdr["players"], hdr["agents"], hdr["seed"], [hdr["game_id"]],
                                  hdr["mode"], params=hdr.get("params"),
                                  hands_per_game=None if hdr["mode"] == "hands" else hdr["hands"])

@@ -11,7 +11,7 @@ import pytest
 from kalooki_sim.engine import Game
 from kalooki_sim.play import (PlaySession, hand_text, menu_text, move_phrase, parse_command, plan_game,
                               render_position)
-from kalooki_sim.replay import validate_replay
+from kalooki_sim.replay import ReplayError, validate_replay
 from kalooki_sim.rules import load_rules
 
 ONES = "1\n" * 600          # the first legal move at every prompt; more lines than any hand needs
@@ -55,6 +55,8 @@ def test_caribbean_hand_played_with_first_moves_shows_position_and_saves_valid_r
                        capture_output=True, text=True, timeout=1800)
     assert c.returncode == 0, c.stderr
     assert "valid: 1 games, 1 hands" in c.stderr and "P1 external" in c.stdout
+    with pytest.raises(ReplayError, match="P1 were played from outside"):
+        validate_replay(path, check_agents=True)
 
 
 def test_mistakes_help_legal_and_hint_change_nothing(tmp_path):
