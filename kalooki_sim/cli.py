@@ -183,6 +183,17 @@ def cmd_replay(args) -> int:
     return 0
 
 
+def cmd_play(args) -> int:
+    """A person plays one seat against compiled agents in the terminal."""
+    from .play import play_game
+
+    if args.hands is not None:
+        _positive_flag(args.hands, "--hands")
+    opponents = [a.strip() for a in args.opponents.split(",") if a.strip()]
+    return play_game(args.variant, opponents, seat=args.seat - 1, seed=args.seed, hands=args.hands,
+                     save=args.save, hint_agent=args.hint_agent)
+
+
 def cmd_variants(args) -> int:
     for name in list_presets():
         r = load_rules(name)
@@ -250,6 +261,16 @@ def main(argv=None) -> int:
     rp.add_argument("--check", action="store_true", help="validate every action and score against the engine")
     rp.add_argument("--check-agents", action="store_true", help="also require the recorded agents' decisions")
     rp.set_defaults(fn=cmd_replay)
+    pl = sub.add_parser("play", help="play a game against the bots in the terminal")
+    pl.add_argument("--variant", default="caribbean")
+    pl.add_argument("--opponents", default="greedy,greedy-picky,random",
+                    help="one agent per opponent seat, comma-separated (`kalooki agents` lists them)")
+    pl.add_argument("--seat", type=int, default=1, help="your seat, 1..players (default 1)")
+    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--hands", type=int, default=None, metavar="N", help="hands to play (default: a whole match)")
+    pl.add_argument("--save", default=None, metavar="PATH", help="write the finished game as a replay file")
+    pl.add_argument("--hint-agent", default="greedy", help="the agent `hint` asks (default greedy)")
+    pl.set_defaults(fn=cmd_play)
     v = sub.add_parser("variants", help="list the rule presets and house overlays")
     v.set_defaults(fn=cmd_variants)
     args = p.parse_args(argv)

@@ -38,7 +38,7 @@ from .match import penalty_multiplier
 from .rulevec import R_N_ROUNDS, R_PENALTY
 
 __all__ = ["FORMAT", "ReplayError", "ReplayDriftError", "record_games", "render_replay",
-           "validate_replay", "read_replay"]
+           "validate_replay", "read_replay", "Table", "open_table", "write_replay"]
 
 FORMAT = 1
 """Version of the JSON-lines format, written as ``format`` in every ``game`` header.  Bump it on
@@ -250,6 +250,11 @@ class _Table:
         return out
 
 
+Table = _Table
+"""Public name of the game-plus-events wrapper, for drivers that step a game themselves
+(``kalooki play``): ``table.play(action)`` applies a legal action and returns its events."""
+
+
 # ------------------------------------------------------------------------------------------------
 # recording
 
@@ -265,9 +270,7 @@ def _header(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, deal
 
 def _record_one(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, max_steps) -> list[dict]:
     """Play one game on the loop, every decision the seat's compiled agent's, into events."""
-    t = _Table(rules, n_players, seed, game_id, mode, n_hands, agents=list(pol), params=pm)
-    events = [_header(rules, n_players, pol, pm, seed, game_id, mode, n_hands, t.gs(L.G_DEALER)),
-              t.deal_event()]
+    t, events = open_table(rules, n_players, list(pol), seed, game_id, mode, params=pm, hands_per_game=n_hands)
     for _ in range(max_steps):
         if t.terminal:
             break
@@ -338,24 +341,7 @@ def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iter
     (``docs/replay-format.md``).  Raises ``ReplayDriftError`` if a recorded game differs in any
     per-hand result from ``simulate`` for the same game id.
     """
-    rules = _rules(rules)
-    n_players = int(n_players)
-    if len(seat_policies) != n_players:
-        raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
-    pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
-    pm = params_matrix(list(pol), params)
-    if mode == "hands":
-        if hands_per_game not in (None, 1):
-            raise ValueError("mode 'hands' plays exactly one hand per game")
-        n_hands = 1
-    elif mode == "matches":
-        if rules.match_mode != "fixed_hands_low_total":
-            raise ValueError(f"record_games records single hands or Caribbean matches; {rules.name} matches "
-                             "cannot be recorded yet (the format numbers seats per hand, and eliminations renumber them): "
-                             "use mode='hands'")
-        n_hands = int(hands_per_game) if hands_per_game is not None else int(rules.n_hands)
-    else:
-        raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game)
     if max_steps is None:
         max_steps = _default_max_steps(rules, n_hands, n_players)
     events: list[dict] = []
@@ -364,12 +350,55 @@ def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iter
         _check_drift(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, ev)
         events += ev
     if path is not None:
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with open(p, "w", encoding="utf-8") as f:
-            for ev in events:
-                f.write(json.dumps(ev) + "\n")
+        write_replay(path, events)
     return events
+
+
+def _recordable_hands(rules: Rules, mode: str, hands_per_game) -> int:
+    """Hands a recorded game of ``mode`` plays; ``ValueError`` for games the format cannot hold."""
+    if mode == "hands":
+        if hands_per_game not in (None, 1):
+            raise ValueError("mode 'hands' plays exactly one hand per game")
+        return 1
+    if mode == "matches":
+        if rules.match_mode != "fixed_hands_low_total":
+            raise ValueError(f"record_games records single hands or Caribbean matches; {rules.name} matches "
+                             "cannot be recorded yet (the format numbers seats per hand, and eliminations renumber them): "
+                             "use mode='hands'")
+        return int(hands_per_game) if hands_per_game is not None else int(rules.n_hands)
+    raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+
+
+def _seating(rules, n_players, seat_policies, params, mode, hands_per_game):
+    """(rules, n_players, policy ids, parameter matrix, hands) of a game to record, checked."""
+    rules = _rules(rules)
+    n_players = int(n_players)
+    if len(seat_policies) != n_players:
+        raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
+    pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
+    return rules, n_players, pol, params_matrix(list(pol), params), _recordable_hands(rules, mode, hands_per_game)
+
+
+def write_replay(path, events) -> None:
+    """Write events as a JSON-lines replay file (parent folders are created)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "w", encoding="utf-8") as f:
+        for ev in events:
+            f.write(json.dumps(ev) + "\n")
+
+
+def open_table(rules, n_players: int, seat_policies, seed: int, game_id: int = 0, mode: str = "hands",
+               params=None, hands_per_game: int | None = None) -> tuple[_Table, list[dict]]:
+    """Start one recordable game to be stepped from outside; return the table and its first events
+    (the ``game`` header and the first ``deal``).
+
+    ``seat_policies``: ids or names per seat, ``"external"`` (-1) for a seat decided outside (a
+    person); the header names it ``"external"``.  Feed every decision to ``table.play(a)`` and
+    append the events it returns: the result is a file ``validate_replay`` accepts."""
+    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game)
+    t = _Table(rules, n_players, seed, game_id, mode, n_hands, agents=list(pol), params=pm)
+    return t, [_header(rules, n_players, pol, pm, seed, game_id, mode, n_hands, t.gs(L.G_DEALER)), t.deal_event()]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -518,6 +547,10 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
             counts["actions"] += 1
         counts["games"] += 1
         if check_agents:
+            if "external" in hdr["agents"]:
+                raise ReplayError(f"line {events[start][0]}: seat(s) "
+                                  + ", ".join(_seat(p) for p, a in enumerate(hdr["agents"]) if a == "external")
+                                  + " were played from outside (kalooki play): there are no agent decisions to check")
             again = record_games(rules, hdr["players"], hdr["agents"], hdr["seed"], [hdr["game_id"]],
                                  hdr["mode"], params=hdr.get("params"),
                                  hands_per_game=None if hdr["mode"] == "hands" else hdr["hands"])

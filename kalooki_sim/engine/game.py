@@ -541,6 +541,27 @@ class Game:
                                      self._loop.params, self._loop.keys, self._loop.ctrs, self._loop.known,
                                      scratch))
 
+    def with_agent(self, player: int, agent, params=None) -> "Game":
+        """A copy of the game in which real player ``player`` (0-based) is played by the compiled
+        agent ``agent`` (id or name) with parameter row ``params`` (``None``: its defaults).
+
+        The copy has its own random streams, so asking it ``agent_action()`` (a hint for an
+        external seat) leaves this game, and every later decision in it, untouched."""
+        from ..agents.base import default_params, policy_id
+
+        pid = policy_id(agent)
+        row = np.asarray(default_params(pid) if params is None else params, dtype=np.float64).ravel()
+        other = self.copy()
+        la = other._loop
+        if row.size > la.params.shape[2]:
+            wide = np.zeros(la.params.shape[:2] + (row.size,), dtype=np.float64)
+            wide[:, :, :la.params.shape[2]] = la.params
+            la.params = wide
+        la.seats[0, int(player)] = pid
+        la.params[0, int(player), :] = 0.0
+        la.params[0, int(player), :row.size] = row
+        return other
+
     def legal_actions(self) -> list[int]:
         return [int(a) for a in np.flatnonzero(self.legal_mask())]
 
