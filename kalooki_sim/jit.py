@@ -34,6 +34,7 @@ import ast
 import functools
 import hashlib
 import os
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -144,6 +145,7 @@ def _source_digest() -> str:
 
 
 def _opt_level() -> int:
+    """The kernels' level: ``OPT_LEVEL``, or numba's when ``NUMBA_OPT`` sets it."""
     return int(numba.config.OPT) if "NUMBA_OPT" in os.environ else OPT_LEVEL
 
 
@@ -187,11 +189,13 @@ class _KernelCache(caching.FunctionCache):
 
 
 @contextmanager
-def _compiling_at(level: int):
-    """``numba.config.OPT`` = ``level`` for this compile only (the caller holds the compiler lock,
-    so no other thread compiles meanwhile; nested kernel compiles restore their caller's value)."""
+def _compiling_at_kernel_level():
+    """``numba.config.OPT`` = ``OPT_LEVEL`` for this compile only (the caller holds the compiler
+    lock, so no other thread compiles meanwhile; nested compiles restore their caller's value).
+    An explicit ``NUMBA_OPT`` is left as it is."""
     saved = numba.config.OPT
-    numba.config.OPT = type(saved)(level)
+    if "NUMBA_OPT" not in os.environ:
+        numba.config.OPT = type(saved)(OPT_LEVEL)
     try:
         yield
     finally:
@@ -203,10 +207,14 @@ class KernelDispatcher(CPUDispatcher):
     ``OPT_LEVEL`` (module docstring)."""
 
     def enable_caching(self):
-        self._cache = _KernelCache(self.py_func)
+        try:
+            self._cache = _KernelCache(self.py_func)
+        except RuntimeError:            # no source file, or the folder cannot be written
+            warnings.warn(f"kalooki_sim: kernels are compiled in every process, not cached "
+                          f"(no source file, or {cache_dir()} cannot be written)", stacklevel=2)
 
     def compile(self, sig):
-        with global_compiler_lock, _compiling_at(_opt_level()):
+        with global_compiler_lock, _compiling_at_kernel_level():
             return super().compile(sig)
 
 
