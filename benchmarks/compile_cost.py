@@ -81,7 +81,8 @@ def _child(args) -> None:
         p["self_s"] += span - child
         p["llvm_s"] += llvm
         p["events"] += 1
-        p["failed"] += ev.exc_details is not None      # e.g. retyped with literal arguments
+        # (numba 0.68's Event.is_failed is inverted: True when no exception)
+        p["failed"] += ev._exc_details is not None     # e.g. retyped with literal arguments
         if stack:
             stack[-1][3] += span
         else:
