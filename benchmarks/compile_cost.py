@@ -11,6 +11,7 @@ while it was the innermost compile.  Lines:
 * ``{"what": "total", ...}``: the first call, a second (cached in memory) call, the import, and
   the sums of the compile and LLVM time;
 * ``{"what": "function", ...}``: the top ``--top`` kernels by self compile time, with their
+  slowest numba passes (``passes_s``; ``native_lowering`` holds the LLVM optimisation) and
   overload counts (``literal``: overloads with a literal-constant argument type, see
   ``specialise_constants`` in ``kalooki_sim/jit.py``);
 * ``{"what": "overloads", ...}``: every kernel compiled more than once, with its signatures.
@@ -52,7 +53,7 @@ def _child(args) -> None:
                       key=lambda x: x[0])
     stack = []                  # open compiles: [name, args, start, child time, llvm time]
     lock_depth, lock_start = 0, 0.0
-    per = defaultdict(lambda: {"self_s": 0.0, "llvm_s": 0.0, "events": 0, "failed": 0})
+    per = defaultdict(lambda: {"self_s": 0.0, "llvm_s": 0.0, "child_s": 0.0, "events": 0, "failed": 0})
     total_top, llvm_total, llvm_outside = 0.0, 0.0, 0.0
     for ts, is_lock, ev in timeline:
         start = ev.status == event.EventStatus.START
@@ -79,6 +80,7 @@ def _child(args) -> None:
         span = ts - t_start
         p = per[name]
         p["self_s"] += span - child
+        p["child_s"] += child
         p["llvm_s"] += llvm
         p["events"] += 1
         # (numba 0.68's Event.is_failed is inverted: True when no exception)
@@ -89,12 +91,13 @@ def _child(args) -> None:
             total_top += span
 
     import kalooki_sim.jit as jit
-    overloads = {}
+    overloads, passes = {}, {}
     for d in _dispatchers():
         name = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
         if name in per:
             sigs = list(d.signatures)
             overloads[name] = (len(sigs), sum(any(isinstance(t, types.Literal) for t in s) for s in sigs), sigs)
+            passes[name] = _pass_times(d, per[name]["child_s"])
     print(json.dumps({
         "what": "total", "first_call_s": round(first, 1), "second_call_s": round(second, 3),
         "import_s": round(t_import, 1), "compile_s": round(total_top, 1),
@@ -110,12 +113,27 @@ def _child(args) -> None:
         n, lit, _ = overloads.get(name, (0, 0, []))
         print(json.dumps({"what": "function", "name": name, "self_s": round(p["self_s"], 1),
                           "llvm_s": round(p["llvm_s"], 1), "overloads": n, "literal": lit,
-                          "compile_events": p["events"], "failed": p["failed"]}), flush=True)
+                          "compile_events": p["events"], "failed": p["failed"],
+                          "passes_s": passes.get(name, {})}), flush=True)
     for name, (n, lit, sigs) in sorted(overloads.items(), key=lambda kv: -kv[1][0]):
         if n > 1:
             print(json.dumps({"what": "overloads", "name": name, "overloads": n, "literal": lit,
                               "self_s": round(per[name]["self_s"], 1),
                               "signatures": [str(s) for s in sigs]}), flush=True)
+
+
+def _pass_times(disp, child_s: float, top: int = 6) -> dict:
+    """The kernel's slowest numba compiler passes (run time summed over its overloads).  Callees
+    are compiled while the kernel is typed: their time (``child_s``) is taken off the type
+    inference pass, so the figures are the kernel's own."""
+    tot = defaultdict(float)
+    for cres in disp.overloads.values():
+        for pipeline in (cres.metadata or {}).get("pipeline_times", {}).values():
+            for pname, t in pipeline.items():
+                tot[pname.split("_", 1)[1]] += t.init + t.run + t.finalize
+    if "nopython_type_inference" in tot:
+        tot["nopython_type_inference"] -= child_s
+    return {k: round(v, 1) for k, v in sorted(tot.items(), key=lambda kv: -kv[1])[:top]}
 
 
 def _dispatchers():
