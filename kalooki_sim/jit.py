@@ -64,8 +64,8 @@ _KERNEL_MAKERS = {"njit", "pnjit", "jit", "intrinsic", "overload", "overload_met
 
 def _package_dirs() -> dict[str, Path]:
     dirs = {"kalooki_sim": _ROOT}
-    if (_AGENTS / "__init__.py").is_file():
-        dirs["kalooki_sim.agents"] = _AGENTS        # installed as kalooki_sim.agents
+    if (_ROOT.parent / "pyproject.toml").is_file() and (_AGENTS / "__init__.py").is_file():
+        dirs["kalooki_sim.agents"] = _AGENTS        # (installed, it is kalooki_sim/agents/)
     return dirs
 
 

@@ -246,6 +246,7 @@ def _copy_tree(dst: Path) -> Path:
     root = Path(jit.__file__).resolve().parent
     shutil.copytree(root, dst / "kalooki_sim", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(root.parent / "agents", dst / "agents", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root.parent / "pyproject.toml", dst / "pyproject.toml")
     return dst
 
 
