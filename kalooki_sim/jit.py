@@ -4,66 +4,221 @@
 instead of recompiling); ``nogil`` lets the thread backend run kernels side by side.  No object
 mode anywhere: a kernel that cannot be typed must fail loudly at compile time.
 
-numba's cache only checks the file a kernel is defined in (numba 0.68 stamps it by a hash of its
-source), not the modules it calls, so after an edit to the engine a cached rollout kernel would
-silently run the old engine.
-Unless ``NUMBA_CACHE_DIR`` is set, the cache therefore lives in a folder named after a hash of all
-of the project's sources: any edit anywhere gives a fresh cache (one recompile), never a stale one.
+Everything below applies to the project's kernels only (the dispatchers ``njit``/``pnjit`` make,
+all of class ``KernelDispatcher``); importing the package changes no numba setting, so numba
+functions of other code in the same process compile and cache as they would without it.
+
+Cache location.  numba's cache only checks the file a kernel is defined in (numba 0.68 stamps it
+by a hash of its source), not the modules it calls, so after an edit to the engine a cached
+rollout kernel would silently run the old engine.  Unless ``NUMBA_CACHE_DIR`` is set, the kernels
+are therefore cached in ``~/.cache/kalooki-sim/numba/<digest>-O<level>`` (``KernelDispatcher``'s
+own cache locator), where ``<digest>`` hashes the *kernel sources* (``kernel_sources``): every
+module of ``kalooki_sim/`` and ``agents/`` that makes kernels (imports ``njit``/``pnjit`` from
+here, or a numba decorator: ``intrinsic``, ``overload``, ...), and every project module those
+import from, transitively, at any depth of the file (a kernel reads the module-level constants
+of what its module imports, e.g. ``rulevec.R_*``, ``engine.layout``, as compile-time globals).
+An edit to one of them gives a fresh cache (one recompile), never a stale one; an edit to a
+module outside that set (``cli``, ``simulate``, ``stats``, ``replay``, docs) keeps the kernels.
+The level is in the name because numba's cache does not tell kernels of two levels apart.
 Processes that fill the cache at the same time are made safe by ``jit_cache``.
+
+Optimisation level: ``KernelDispatcher.compile`` sets ``numba.config.OPT`` to ``OPT_LEVEL`` only
+while it compiles (under numba's compiler lock, restored after), since numba reads it whenever it
+builds an LLVM pass pipeline; the machine-code backend's level is fixed per process when numba
+creates its target machine, so it stays at numba's setting (default 3; see the test).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import os
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numba
-from numba.core import types
+from numba.core import caching, types
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
 from . import jit_cache
 
-__all__ = ["njit", "pnjit", "cache_dir"]
+__all__ = ["njit", "pnjit", "cache_dir", "kernel_sources", "KernelDispatcher", "OPT_LEVEL"]
 
 _ROOT = Path(__file__).resolve().parent
-
-
-def _source_digest() -> str:
-    h = hashlib.sha256()
-    dirs = [_ROOT]
-    if (_ROOT.parent / "pyproject.toml").is_file():     # a source checkout: agents/ sits beside us
-        dirs.append(_ROOT.parent / "agents")
-    for d in dirs:
-        for p in sorted(d.rglob("*.py")):
-            h.update(p.relative_to(d).as_posix().encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def cache_dir() -> str:
-    """Where compiled kernels are cached (``NUMBA_CACHE_DIR`` wins when set)."""
-    return numba.config.CACHE_DIR
-
-
-jit_cache.install()
+_AGENTS = _ROOT.parent / "agents"       # a source checkout: agents/ sits beside the package
 
 # LLVM optimisation level of the kernels: -O2 rather than numba's default -O3.  The closed loop is
 # one large, branchy kernel (engine step and greedy inlined) that -O3 makes bigger without making
 # it faster: greedy Caribbean hands measured 7 % faster at -O2 than at -O3 (and 5 % slower at
-# -O1), alternating on one core, with the same games.  Set before any kernel compiles; an explicit
-# ``NUMBA_OPT`` wins.
+# -O1), alternating on one core, with the same games.  An explicit ``NUMBA_OPT`` wins.
 OPT_LEVEL = 2
-if "NUMBA_OPT" not in os.environ:
-    numba.config.OPT = type(numba.config.OPT)(OPT_LEVEL)
 
-if not os.environ.get("NUMBA_CACHE_DIR"):
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kalooki-sim" / "numba"
-    # (the level in the name: numba's cache does not tell kernels compiled at different levels apart)
-    numba.config.CACHE_DIR = str(base / f"{_source_digest()}-O{int(numba.config.OPT)}")
+# Names whose import marks a module as one that makes kernels.
+_KERNEL_MAKERS = {"njit", "pnjit", "jit", "intrinsic", "overload", "overload_method",
+                  "overload_attribute", "register_jitable", "generated_jit", "vectorize",
+                  "guvectorize", "cfunc", "stencil"}
 
 
-class _PlainArgsDispatcher(CPUDispatcher):
+def _package_dirs() -> dict[str, Path]:
+    dirs = {"kalooki_sim": _ROOT}
+    if (_ROOT.parent / "pyproject.toml").is_file() and (_AGENTS / "__init__.py").is_file():
+        dirs["kalooki_sim.agents"] = _AGENTS        # (installed, it is kalooki_sim/agents/)
+    return dirs
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of project module ``name`` (dotted), or None outside the project."""
+    if name == "agents" or name.startswith("agents."):      # agents/ imported by its own name
+        name = "kalooki_sim." + name
+    for prefix, d in sorted(_package_dirs().items(), key=lambda kv: -len(kv[0])):
+        if name == prefix or name.startswith(prefix + "."):
+            base = d.joinpath(*name[len(prefix) + 1:].split(".")) if name != prefix else d
+            for p in (base / "__init__.py", base.parent / (base.name + ".py")):
+                if p.is_file():
+                    return p
+            return None
+    return None
+
+
+def _module_name(path: Path) -> str:
+    for prefix, d in _package_dirs().items():
+        if path.is_relative_to(d) and not (prefix == "kalooki_sim" and path.is_relative_to(_AGENTS)):
+            parts = list(path.relative_to(d).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            return ".".join([prefix, *parts])
+    raise ValueError(path)
+
+
+def _imports(path: Path) -> tuple[set[Path], bool]:
+    """The project files ``path`` imports from (anywhere in it, functions included), and whether it
+    makes kernels."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[Path] = set()
+    makes_kernels = False
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "numba":
+            makes_kernels |= node.attr in _KERNEL_MAKERS          # ``@numba.njit``
+        elif isinstance(node, ast.Import):
+            found.update(f for a in node.names if (f := _module_file(a.name)) is not None)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            names = {a.name for a in node.names}
+            if base == "kalooki_sim.jit":
+                makes_kernels |= bool(names & {"njit", "pnjit"})
+            elif base.split(".")[0] == "numba":
+                makes_kernels |= bool(names & _KERNEL_MAKERS)
+            for n in names:     # ``from pkg import sub`` reads sub; ``from mod import X`` reads mod
+                if (f := _module_file(f"{base}.{n}") or _module_file(base)) is not None:
+                    found.add(f)
+    return found, makes_kernels
+
+
+def kernel_sources() -> list[Path]:
+    """The files the cache folder's digest covers: the modules that make kernels and, transitively,
+    every project module they import from (see the module docstring)."""
+    files = sorted(p for d in _package_dirs().values() for p in d.rglob("*.py"))
+    graph = {p: _imports(p) for p in files}
+    todo = [p for p, (_, makes) in graph.items() if makes]
+    seen = set(todo)
+    while todo:
+        for q in graph[todo.pop()][0]:
+            if q not in seen and q in graph:
+                seen.add(q)
+                todo.append(q)
+    return sorted(seen)
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256()
+    for p in kernel_sources():
+        h.update(_module_name(p).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _opt_level() -> int:
+    """The kernels' level: ``OPT_LEVEL``, or numba's when ``NUMBA_OPT`` sets it."""
+    return int(numba.config.OPT) if "NUMBA_OPT" in os.environ else OPT_LEVEL
+
+
+@functools.cache
+def _project_cache_dir(opt: int) -> str:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kalooki-sim" / "numba"
+    return str(base / f"{_source_digest()}-O{opt}")
+
+
+def cache_dir() -> str:
+    """Where the project's kernels are cached (``NUMBA_CACHE_DIR`` wins when set)."""
+    return os.environ.get("NUMBA_CACHE_DIR") or _project_cache_dir(_opt_level())
+
+
+class _KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """numba's ``NUMBA_CACHE_DIR`` locator, pointed at ``cache_dir()``."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(cache_dir(), self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+
+class _KernelCacheImpl(caching.CompileResultCacheImpl):
+    _locator_classes = [_KernelCacheLocator]
+
+
+class _KernelCache(caching.FunctionCache):
+    """numba's function cache in the project folder, written by ``jit_cache.SafeIndexDataCacheFile``."""
+
+    _impl_class = _KernelCacheImpl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = jit_cache.SafeIndexDataCacheFile(
+            cache_path=self._cache_path, filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp())
+
+
+@contextmanager
+def _compiling_at_kernel_level():
+    """``numba.config.OPT`` = ``OPT_LEVEL`` for this compile only (the caller holds the compiler
+    lock, so no other thread compiles meanwhile; nested compiles restore their caller's value).
+    An explicit ``NUMBA_OPT`` is left as it is."""
+    saved = numba.config.OPT
+    if "NUMBA_OPT" not in os.environ:
+        numba.config.OPT = type(saved)(OPT_LEVEL)
+    try:
+        yield
+    finally:
+        numba.config.OPT = saved
+
+
+class KernelDispatcher(CPUDispatcher):
+    """The dispatcher of every project kernel: cached in ``cache_dir()`` and compiled at
+    ``OPT_LEVEL`` (module docstring)."""
+
+    def enable_caching(self):
+        try:
+            self._cache = _KernelCache(self.py_func)
+        except RuntimeError:            # no source file, or the folder cannot be written
+            warnings.warn(f"kalooki_sim: kernels are compiled in every process, not cached "
+                          f"(no source file, or {cache_dir()} cannot be written)", stacklevel=2)
+
+    def compile(self, sig):
+        with global_compiler_lock, _compiling_at_kernel_level():
+            return super().compile(sig)
+
+
+class _PlainArgsDispatcher(KernelDispatcher):
     """Types every call from another kernel with the literal types of its arguments erased, so
     the kernel is compiled once per real signature (``njit(specialise_constants=False)``)."""
 
@@ -97,11 +252,18 @@ def njit(fn=None, *, specialise_constants=True, **kw):
     24 rounds, median rounds 1.035 and 1.025)."""
     opts = dict(cache=True, nogil=True, _nrt=True, error_model="numpy")
     opts.update(kw)
+    cache = opts.pop("cache")
+    locals_ = opts.pop("locals", None) or {}
+    opts.setdefault("boundscheck", None)
+    opts["nopython"] = True
+    cls = KernelDispatcher if specialise_constants else _PlainArgsDispatcher
 
     def compile_(f):
-        disp = numba.njit(**opts)(f)
-        if not specialise_constants and type(disp) is CPUDispatcher:   # (not under NUMBA_DISABLE_JIT)
-            disp.__class__ = _PlainArgsDispatcher
+        if numba.config.DISABLE_JIT:
+            return f
+        disp = cls(py_func=f, locals=locals_, targetoptions=dict(opts))
+        if cache:
+            disp.enable_caching()
         return disp
 
     return compile_ if fn is None else compile_(fn)

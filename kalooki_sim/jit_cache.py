@@ -7,7 +7,8 @@ pick ``.1`` for *different* signatures: the index then points one signature at t
 machine code, and every later process that loads it crashes (numba issues #4807, #10128).  The
 project's kernels do have several overloads each (literal and non-literal integer arguments).
 
-``install()`` replaces ``IndexDataCacheFile.save`` with a version that
+``SafeIndexDataCacheFile`` (the cache file of the project's kernels, ``jit._KernelCache``; numba's
+own class is left alone) saves an entry in a way that
 
 * names a data file after a digest of its key, so a file only ever holds one signature's code,
   whoever writes it and in whatever order; and
@@ -30,7 +31,7 @@ try:                                    # POSIX; elsewhere the digest names alon
 except ImportError:                     # pragma: no cover - not on the machines we run on
     fcntl = None
 
-__all__ = ["install", "data_name"]
+__all__ = ["SafeIndexDataCacheFile", "data_name"]
 
 
 def data_name(cache_file: caching.IndexDataCacheFile, key) -> str:
@@ -52,16 +53,14 @@ def _index_lock(index_path: str):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _save(self: caching.IndexDataCacheFile, key, data) -> None:
-    name = data_name(self, key)
-    self._save_data(name, data)
-    with _index_lock(self._index_path):
-        overloads = self._load_index()
-        if overloads.get(key) != name:
-            overloads[key] = name
-            self._save_index(overloads)
+class SafeIndexDataCacheFile(caching.IndexDataCacheFile):
+    """numba's index/data cache file with a ``save`` that is safe for concurrent writers."""
 
-
-def install() -> None:
-    """Patch numba's cache writer (idempotent); called by ``kalooki_sim.jit`` before any kernel."""
-    caching.IndexDataCacheFile.save = _save
+    def save(self, key, data) -> None:
+        name = data_name(self, key)
+        self._save_data(name, data)
+        with _index_lock(self._index_path):
+            overloads = self._load_index()
+            if overloads.get(key) != name:
+                overloads[key] = name
+                self._save_index(overloads)
