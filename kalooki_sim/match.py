@@ -35,7 +35,8 @@ Three compiled kernels work on them (every variant shares them: the rules arrive
     Each loser pays ``pay_per_card`` per natural card and ``pay_per_joker`` per joker left in hand;
     the whole payment is multiplied by ``kalooki_payment_multiplier`` after a kalooki.
 ``fixed_hands_low_total`` (CARIB)
-    Penalties are added to the totals, nothing else; the winner of the match is chosen by
+    Penalties are added to the totals, nothing else -- also after a hand stopped without a winner
+    (turn cap, void cap), which Caribbean scores as it stands; the winner of the match is chosen by
     ``engine.core.match_winners`` after ``n_hands`` hands.
 
 Totals accumulate in every mode (informational in the per-hand modes).  Antes, pool, elimination,
@@ -193,6 +194,12 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
     if done != MATCH_ON:
         return done
     if how == HOW_VOID or winner < 0:
+        if mode == MODE_FIXED_HANDS:
+            # Caribbean scores a hand stopped without a winner (turn cap, void cap) as it stands:
+            # everybody's cards count (the engine's A52 rule); the other modes settle nothing (MS8)
+            for p in range(n_players):
+                totals[p] += penalties[p]
+                events[p, EV_PENALTY] = penalties[p]
         return MATCH_ON
     if winner >= n_players or active[winner] == 0:
         return ERR_BAD_WINNER

@@ -455,3 +455,30 @@ def test_plain_tuples_and_mappings_are_accepted():
     assert score_match("k40", 4, plain) == score_match("k40", 4, SHEET_HANDS)
     with pytest.raises(TypeError):
         score_match("k40", 4, ["rip"])
+
+
+def test_no_winner_hand_scored_in_caribbean_only():
+    """D27: a hand stopped without a winner (turn cap, void cap) counts as it stands in Caribbean's
+    fixed-hands mode; in the money and elimination modes it changes nothing (MS8)."""
+    carib = MatchScore("caribbean", 3)
+    st = carib.play(HandResult(None, "void", (12, 0, 30)))
+    assert st.totals == (12, 0, 30) and st.penalties == (12, 0, 30)
+    for variant in ("k40", "na15"):
+        m = MatchScore(variant, 3)
+        st = m.play(HandResult(None, "void", (12, 0, 30)))
+        assert st.totals == (0, 0, 0) and st.payments == (0, 0, 0)
+
+
+def test_penalty_multiplier_is_the_one_rule():
+    """The kalooki and down-and-out multipliers, as the engine and the sheet both apply them."""
+    for variant in ("caribbean", "k40", "american"):
+        r = load_rules(variant)
+        rv = r.to_vector()
+        assert M.penalty_multiplier(rv, M.HOW_RIP) == 1
+        assert M.penalty_multiplier(rv, M.HOW_VOID) == 1
+        assert M.penalty_multiplier(rv, M.HOW_KALOOKI) == r.kalooki_penalty_multiplier
+        assert M.penalty_multiplier(rv, M.HOW_DOWN_AND_OUT) == r.down_and_out_multiplier
+    dao = load_rules("caribbean", down_and_out_multiplier=2)
+    m = MatchScore(dao, 3)
+    st = m.play(HandResult(0, "down_and_out", (0, 5, 7)))
+    assert st.totals == (0, 10, 14)
