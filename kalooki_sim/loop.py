@@ -144,13 +144,16 @@ def _clear_tallies(ctx, b):
 
 @njit(_nrt=False)
 def start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-          sp, sx, seats, params, keys, ctrs, ctx, known, game_seats, game_params, wants, dealer, seed,
+          sp, sx, seats, params, keys, ctrs, ctx, known, game_seats, game_params, game_streams, wants, dealer,
+          seed,
           game_id, first_hand, hand_limit, max_steps, out_row, check, pause):
     """Start game ``game_id`` on row ``b`` with the seating ``game_seats``/``game_params`` (one row
     per real player) and deal its first hand (``match_flow.begin_match``: ``first_hand >= 0`` for
     that single hand, else a match of at most ``hand_limit`` hands; ``dealer < 0``: drawn).
     ``max_steps``: the step budget of one hand; ``out_row``: where its results go (-1: nowhere);
-    ``pause``: stop before every decision, the compiled seats' too (``agent_action``)."""
+    ``pause``: stop before every decision, the compiled seats' too (``agent_action``).
+    ``game_streams[p]``: the policy random stream of real player ``p`` (``STREAM_POLICY_BASE`` +
+    it; the seat number by default, an entrant's own number in a tournament)."""
     n = game_seats.shape[0]
     begin_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                 b, sp[b], sx[b], n, dealer, seed, game_id, first_hand, hand_limit, wants)
@@ -159,7 +162,7 @@ def start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
         ctrs[b, p] = 0
         seats[b, p] = EXTERNAL
         if p < n:
-            keys[b, p] = rng_key(seed, game_id, STREAM_POLICY_BASE + p)
+            keys[b, p] = rng_key(seed, game_id, STREAM_POLICY_BASE + game_streams[p])
             seats[b, p] = game_seats[p]
             for j in range(params.shape[2]):
                 params[b, p, j] = game_params[p, j] if j < game_params.shape[1] else 0.0
@@ -395,7 +398,7 @@ def agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
 @pnjit
 def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, out_err,
-                game_seats, game_params, wants, seed, game_ids, first_hand, hand_limit, max_steps,
+                game_seats, game_params, game_streams, wants, seed, game_ids, first_hand, hand_limit, max_steps,
                 check, o_from, o_to):
     """Games ``o`` in ``o_from .. o_to - 1`` (id ``game_ids[o]``, seating ``game_seats[o]``) to their
     end, into output row ``o``; state row ``i`` (a lane) plays games ``i, i + lanes, ...``.
@@ -408,7 +411,8 @@ def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
             gid = game_ids[o]
             fh = -1 if first_hand < 0 else gid % n_rounds
             start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                  ln, sp, sx, seats, params, keys, ctrs, ctx, known, game_seats[o], game_params[o], wants,
+                  ln, sp, sx, seats, params, keys, ctrs, ctx, known, game_seats[o], game_params[o],
+                  game_streams[o], wants,
                   -1, seed, gid, fh, hand_limit, max_steps, o, check, False)
             st = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                          rv, ln, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)

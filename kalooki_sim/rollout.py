@@ -139,7 +139,7 @@ def buy_back_flags(buy_back, n_players: int) -> np.ndarray:
 
 def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mode="hands",
              first_game_id=0, hands_per_game=None, max_steps=None, check=False, max_hands=None,
-             buy_back="always", game_ids=None, with_rows=False):
+             buy_back="always", game_ids=None, with_rows=False, streams=None):
     """Play ``n_games`` games (ids ``first_game_id ..``, or the ids ``game_ids``) with compiled agents.
 
     ``seat_policies``: agent names or ids, one per seat, or a ``[n_games, n_players]`` table giving
@@ -151,7 +151,9 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     step budget of one hand.  ``check=True`` verifies the engine invariants after every step
     (slow; tests).  ``game_ids`` (int64[n_games]) gives every game its id, repeats allowed: the
     seatings of one deal are games with the same id (its cards, its dealer); ``with_rows`` adds a
-    ``batch_row`` column (the game's index in the batch) to tell them apart.
+    ``batch_row`` column (the game's index in the batch) to tell them apart.  ``streams``
+    (int64[n_games, n_players]): each seat's policy random stream (default: its seat number; a
+    tournament gives each entrant its own, so copies of one agent do not share their randomness).
 
     Returns a dict of numpy columns, one row per (game, hand, seat dealt in), ordered by game, hand,
     seat (``HAND_COLUMNS``); in ``"matches"`` mode a tuple ``(hands, matches)`` whose second dict
@@ -176,6 +178,11 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
             raise ValueError(f"game_ids must give one id per game ({n_games}), got shape {game_ids.shape}")
         with_rows = True
     seed = int(seed)
+    if streams is None:
+        streams = np.tile(np.arange(n_players, dtype=np.int64), (n_games, 1))
+    streams = np.ascontiguousarray(streams, dtype=np.int64)
+    if streams.shape != (n_games, n_players):
+        raise ValueError(f"streams must be {n_games} x {n_players} (games x seats), got {streams.shape}")
     seats, pm = seating_table(seat_policies, n_games, n_players, params)
     if (seats == EXTERNAL).any():
         raise ValueError("simulate plays compiled agents only; a seat played from outside (external) "
@@ -199,7 +206,7 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
         base = 0 if whole else c0
         err = np.zeros(out[0].shape[1], dtype=np.int64)
         closed_loop(*lanes.state.arrays(), rv, *lanes.loop_arrays(), *out, err,
-                    seats[base:], pm[base:], wants, seed, game_ids[base:], first_hand, H, int(max_steps),
+                    seats[base:], pm[base:], streams[base:], wants, seed, game_ids[base:], first_hand, H, int(max_steps),
                     bool(check), c0 - base, c1 - base)
         bad = np.nonzero(err[c0 - base:c1 - base])[0]
         if bad.size:

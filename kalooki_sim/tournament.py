@@ -138,8 +138,9 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
             extra = dict(max_hands=max_hands, buy_back=buy_back)
         else:
             extra = dict(hands_per_game=hands_per_match)
+    # an entrant's random stream is its own, whatever seat it takes (copies of one agent differ)
     out = simulate(rules, n, ids[seatings], params[seatings], len(game_ids), seed, mode=mode,
-                   game_ids=game_ids, **extra)
+                   game_ids=game_ids, streams=seatings, **extra)
     hands, match = (out, None) if mode == "hands" else out
     row = np.asarray(hands["batch_row"] if match is None else match["batch_row"])
     base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"])

@@ -293,7 +293,7 @@ def test_a_module_joins_the_digest_when_a_kernel_module_imports_it(tmp_path, mon
 def test_every_module_with_kernels_is_in_the_digest():
     """Detection by content agrees with the kernels this process actually has."""
     import kalooki_sim.engine.batch  # noqa: F401
-    import kalooki_sim.match_rollout  # noqa: F401
+    import kalooki_sim.loop  # noqa: F401
     import kalooki_sim.rollout  # noqa: F401
 
     root = jit._ROOT.parent

@@ -118,7 +118,7 @@ def test_external_seat_played_from_python_is_the_compiled_seat():
     wants = np.ones(L.P_MAX, dtype=np.int64)
     for b in range(B):
         loop.start(*la.state.arrays(), rv, b, la.sp, la.sx, la.seats, la.params, la.keys, la.ctrs, la.ctx,
-                   la.known, ext, pm, wants, -1, seed, b, b % 9, 1, max_steps_per_hand(r, n), b, False, False)
+                   la.known, ext, pm, np.arange(n, dtype=np.int64), wants, -1, seed, b, b % 9, 1, max_steps_per_hand(r, n), b, False, False)
     keys = [np.uint64(rng_key(seed, b, STREAM_POLICY_BASE + 0)) for b in range(B)]
     ctrs = [np.zeros(1, dtype=np.int64) for _ in range(B)]
     args = (*la.state.arrays(), rv, *la.loop_arrays(), rows, mrows, mwin)

@@ -407,7 +407,7 @@ class Game:
                 n_hands = self.rules.n_hands or 1
             la = self._loop
             loop.start(*self.state.arrays(), self.rv, 0, la.sp, la.sx, la.seats, la.params, la.keys, la.ctrs,
-                       la.ctx, la.known, seats[0], pm[0], self._wants, -1 if dealer is None else int(dealer), int(seed), int(game_id),
+                       la.ctx, la.known, seats[0], pm[0], np.arange(n_players, dtype=np.int64), self._wants, -1 if dealer is None else int(dealer), int(seed), int(game_id),
                        -1 if first_hand is None else int(first_hand), int(n_hands), self._max_steps, -1,
                        False, True)
             self._advance()
