@@ -2,7 +2,9 @@
 table manipulation, the American upcard swap and A43 openings) and its readable Python layer.
 
 * ``core`` — numba kernels on plain arrays: ``start_game``, ``legal_mask``, ``check_action``,
-  ``step``, ``match_winners``, ``check_invariants``, ``random_playout``.
+  ``step``, ``match_winners``, ``check_invariants``, ``random_playout``, re-exported from the
+  modules that hold them by job (``flow``, ``plans``, ``fit``, ``manipulation``, ``legality``,
+  ``apply``, ``invariants``, ``playout``; ``core``'s docstring maps them).
 * ``layout`` — array layout, phases, action ids, error codes.
 * ``state.State`` — the batched arrays; ``State.arrays()`` is the kernels' argument prefix.
 * ``game.Game`` — one game you can print, query and drive by action id or text.

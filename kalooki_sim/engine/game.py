@@ -49,6 +49,7 @@ import numpy as np
 from ..cards import JOKER, parse_cards, type_text
 from ..melds import is_legal_meld
 from ..melds.api import decode_melds
+from ..melds.positions import pos_type
 from ..rules import Rules, load_rules
 from . import core
 from . import layout as L
@@ -155,7 +156,7 @@ def action_text(st: State, g: int, a: int) -> str:
         return f"swap {type_text(su * 13 + rank)} for joker in {m + 1}"
     m, q = divmod(a - L.A_MOVE, 15)
     if m < st.gs[g, L.G_N_MELDS] and st.minfo[g, m, L.MI_NJ] > 1 and st.minfo[g, m, L.MI_KIND] == L.MK_RUN:
-        return f"move joker JK={type_text(core.pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
+        return f"move joker JK={type_text(pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
     return f"move joker in {m + 1}"
 
 
@@ -176,7 +177,7 @@ def _manip_text(st: State, g: int, a: int) -> str:
         q = hi + 1 if side == 0 else lo - 1
         if kind != L.MK_RUN or not 1 <= q <= 14:
             return f"shift on {m + 1} ({'high' if side == 0 else 'low'} end)"
-        return f"shift {type_text(core.pos_type(key, q))} on {m + 1}"
+        return f"shift {type_text(pos_type(key, q))} on {m + 1}"
     if a < L.A_SPLIT:
         m, side = divmod(a - L.A_TAKE_END, 2)
         kind, key, lo, hi = meld(m)
@@ -187,7 +188,7 @@ def _manip_text(st: State, g: int, a: int) -> str:
     if a < L.A_SETSUB:
         m, q = divmod(a - L.A_SPLIT, 15)
         kind, key, lo, hi = meld(m)
-        return f"split {m + 1} with {type_text(core.pos_type(key, q)) if kind == L.MK_RUN else '?'}"
+        return f"split {m + 1} with {type_text(pos_type(key, q)) if kind == L.MK_RUN else '?'}"
     if a < L.A_SETTAKE:
         m, j = divmod(a - L.A_SETSUB, 16)
         s_add, s_take = divmod(j, 4)
@@ -221,8 +222,8 @@ def _parse_manip(st: State, g: int, s: str, text: str) -> int | None:
         if is_run(m):
             lo, hi = int(st.minfo[g, m, L.MI_LO]), int(st.minfo[g, m, L.MI_HI])
             key = int(st.minfo[g, m, L.MI_KEY])
-            if lo - 1 >= 1 and core.pos_type(key, lo - 1) == c.type and not (
-                    hi + 1 <= 14 and core.pos_type(key, hi + 1) == c.type):
+            if lo - 1 >= 1 and pos_type(key, lo - 1) == c.type and not (
+                    hi + 1 <= 14 and pos_type(key, hi + 1) == c.type):
                 side = 1
         return L.A_SHIFT + m * 4 + side * 2
     r = re.fullmatch(r"take (\S+) from (\d+)", s)
@@ -771,7 +772,7 @@ def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
         for i, c in enumerate(slots):
             q = lo + i
             st.mcards[0, m, q] = c
-            st.mas[0, m, q] = core.pos_type(s, q)
+            st.mas[0, m, q] = pos_type(s, q)
         return
     if not is_legal_meld(rules, toks, "set"):
         raise ValueError(f"table meld [{' '.join(toks)}] is not a legal meld of {rules.name}")
@@ -790,7 +791,7 @@ def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
     for c in jok:
         i = int(st.minfo[0, m, L.MI_LEN])
         st.mcards[0, m, i] = JOKER
-        st.mas[0, m, i] = c.as_type if c.as_type >= 0 else core._set_joker_meaning(st.minfo, st.mas, 0, m)
+        st.mas[0, m, i] = c.as_type if c.as_type >= 0 else core.set_joker_meaning(st.minfo, st.mas, 0, m)
         st.minfo[0, m, L.MI_LEN] = i + 1
     st.minfo[0, m, L.MI_HI] = st.minfo[0, m, L.MI_LEN] - 1
     st.minfo[0, m, L.MI_NJ] = len(jok)
@@ -822,7 +823,7 @@ def _as_run(cards):
         q = p0 + i
         if not 1 <= q <= 14:
             return None
-        want = core.pos_type(suit, q)
+        want = pos_type(suit, q)
         t = c.type if c.type != JOKER else c.as_type
         if t >= 0 and t != want:
             return None
@@ -834,7 +835,7 @@ def _decl_tokens_run(run):
     s, lo, slots = run
     out = []
     for i, c in enumerate(slots):
-        t = core.pos_type(s, lo + i)
+        t = pos_type(s, lo + i)
         out.append(f"JK={type_text(t)}" if c == JOKER else type_text(t))
     return out
 

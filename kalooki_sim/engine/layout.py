@@ -6,7 +6,7 @@ State layout (all arrays have a leading batch dimension ``B``; one row = one gam
 
 * ``gs[B, NG]`` int64 — per-game scalars, columns ``G_*`` (phase, seats, counters, RNG key parts).
 * ``ps[B, P_MAX, NPS]`` int64 — per-player scalars, columns ``PS_*`` (laid down, calls used, total,
-  and the engine's certificate of a hand known to have no lay-down, see ``core._certificate_verdict``).
+  and the engine's certificate of a hand known to have no lay-down, see ``plans._certificate_verdict``).
 * ``hands[B, P_MAX, 53]`` int8 — card-type counts (copies of a natural are interchangeable).
 * ``stock[B, DECK_MAX]`` int8 — card types, the top card is ``stock[g, gs[g, G_STOCK_N] - 1]``.
 * ``disc[B, DECK_MAX]`` int8 and ``disc_by[B, DECK_MAX]`` int8 — discard pile bottom -> top
@@ -108,9 +108,9 @@ NMI = 10
 
 # engine scratch in plan[g, 0, PLAN_MELDS:] (flattened): a hand's counts, a hypothetical plan, the
 # search's result slots and workspace; two table melds and a hand saved while a manipulation is
-# tried (MELD_W = one meld as saved by core._save_meld); the memo of the last hypothetical search
+# tried (MELD_W = one meld as saved by fit._save_meld); the memo of the last hypothetical search
 # (W_MEMO_*: is W_OUT the plan of the hand in W_HAND, for which laid flag and round, and of how
-# many melds; core._memo_plan)
+# many melds; plans._memo_plan)
 MELD_W = NMI + 2 * L_MAX
 W_HAND = 0
 W_OUT = W_HAND + 53

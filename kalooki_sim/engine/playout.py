@@ -1,0 +1,139 @@
+"""Whole games without agents: the match result (``match_winners``, under the tie rule) and the
+uniformly random playout that tests and ``engine.batch`` run with invariant checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import njit
+from ..rng import rng_below, rng_key, rng_uniform
+from ..rulevec import R_TIE_RULE
+from .apply import step
+from .flow import STREAM_POLICY_BASE
+from .invariants import check_invariants, mask_consistent
+from .layout import (
+    A_ALLOW, A_DENY, A_DISCARD, A_LAY, A_MOVE, A_SHIFT, A_TACK, EV_KALOOKI, EV_WENT_OUT, G_GAME_ID,
+    G_HANDS_DONE, G_LAST_EVENT, G_NP, H_MAX, N_ACTIONS, PS_TOTAL, P_MAX,
+)
+from .legality import legal_mask
+
+
+@njit
+def match_winners(gs, ps, hscore, hwin, rv, g, out):
+    """Mark the match winners of game ``g`` in ``out`` (bool[P_MAX]); return how many.
+
+    Lowest total wins; ties per ``tie_rule``: 0 "shared" (A14), 1 fewest points in the last
+    hand, 2 most hands won (a tie that the rule cannot break stays shared).
+    """
+    n = gs[g, G_NP]
+    best = ps[g, 0, PS_TOTAL]
+    for p in range(n):
+        if ps[g, p, PS_TOTAL] < best:
+            best = ps[g, p, PS_TOTAL]
+    for p in range(P_MAX):
+        out[p] = p < n and ps[g, p, PS_TOTAL] == best
+    rule = rv[R_TIE_RULE]
+    last = gs[g, G_HANDS_DONE] - 1
+    if last >= H_MAX:
+        last = H_MAX - 1
+    if rule != 0 and last >= 0:
+        key = np.zeros(P_MAX, dtype=np.int64)
+        for p in range(n):
+            if rule == 1:
+                key[p] = hscore[g, last, p]
+            else:
+                w = 0
+                for h in range(last + 1):
+                    if hwin[g, h] == p:
+                        w += 1
+                key[p] = -w
+        kbest = 1 << 62
+        for p in range(n):
+            if out[p] and key[p] < kbest:
+                kbest = key[p]
+        for p in range(n):
+            if out[p] and key[p] != kbest:
+                out[p] = False
+    c = 0
+    for p in range(n):
+        if out[p]:
+            c += 1
+    return c
+
+
+@njit
+def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, policy_seed, max_steps, check, stats, bias=0.0):
+    """Play game ``g`` with uniformly random legal actions until terminal (or ``max_steps``).
+
+    ``bias > 0`` makes the player lay down / tack / move a joker with that probability whenever
+    such an action is legal (uniformly among them), so that hands actually end by going out and
+    the table fills up; ``bias = 0`` is the plain uniform random policy.
+
+    Randomness: stream ``STREAM_POLICY_BASE`` of (policy_seed, game_id).  With ``check >= 1`` the
+    invariants are verified after every step; ``check >= 2`` also compares the mask with
+    ``check_action`` on every action id (slow).  ``stats`` (int64[8]) accumulates: steps, lay-downs,
+    tacks, joker moves, allowed calls, denied calls, hands won by going out, invariant failures (and,
+    if it has a 9th slot, table manipulations M1-M5).
+    Returns 0, or ``1000 + INV_*`` / ``2000 + E_*`` at the first failure.
+    """
+    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
+    ids = np.zeros(N_ACTIONS, dtype=np.int64)
+    key = rng_key(policy_seed, gs[g, G_GAME_ID], STREAM_POLICY_BASE)
+    c = 0
+    for it in range(max_steps):
+        k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                       rv, g, mask)
+        if k == 0:
+            return 0
+        j = 0
+        for a in range(N_ACTIONS):
+            if mask[a]:
+                ids[j] = a
+                j += 1
+        a = ids[rng_below(key, c, k)]
+        c += 1
+        if bias > 0.0:
+            npg = 0
+            for i in range(k):
+                b = ids[i]
+                if (b >= A_LAY and b < A_DISCARD) or b >= A_TACK:
+                    ids[npg] = b          # compacting in place keeps ids[i..] intact (npg <= i)
+                    npg += 1
+            if npg > 0 and rng_uniform(key, c) < bias:
+                a = ids[rng_below(key, c + 1, npg)]
+            c += 2
+        hd = gs[g, G_HANDS_DONE]
+        e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a)
+        if e != 0:
+            return 2000 + e
+        stats[0] += 1
+        if a >= A_LAY and a < A_DISCARD:
+            stats[1] += 1
+        elif a >= A_TACK and a < A_MOVE:
+            stats[2] += 1
+        elif a >= A_MOVE and a < A_SHIFT:
+            stats[3] += 1
+        elif a >= A_SHIFT:
+            if stats.shape[0] > 8:
+                stats[8] += 1
+        elif a == A_ALLOW:
+            stats[4] += 1
+        elif a == A_DENY:
+            stats[5] += 1
+        if gs[g, G_HANDS_DONE] > hd and (gs[g, G_LAST_EVENT] == EV_WENT_OUT or gs[g, G_LAST_EVENT] == EV_KALOOKI):
+            stats[6] += 1
+        if check >= 1:
+            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                 hscore, hwin, rv, g, True, mask)
+            if r != 0:
+                stats[7] += 1
+                return 1000 + r
+        if check >= 2:
+            bad = mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                  hscore, hwin, rv, g, mask)
+            if bad >= 0:
+                stats[7] += 1
+                return 3000 + bad
+    return 0
