@@ -41,7 +41,10 @@ from kalooki_sim.engine.layout import (
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type, suit_ranks_held
 from kalooki_sim.rng import rng_uniform
-from kalooki_sim.rulevec import R_OPENING_MODE, R_PENALTY, R_TABLE_MANIPULATION
+from kalooki_sim.rulevec import (
+    DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT,
+    R_OPENING_MODE, R_PENALTY, R_TABLE_MANIPULATION,
+)
 
 from .discard import _discard_fallback, _discard_pick, _first_legal
 from .known import KNOWN_GEN, is_legal
@@ -177,7 +180,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     draw_thr = _param(params, 2, 1.0)
     gapw = _param(params, 3, 0.5)
     ph = gs[g, G_PHASE]
-    contract = rv[R_OPENING_MODE] == 0
+    contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT
     rnd = gs[g, G_ROUND]
     nd = gs[g, G_DISC_N]
     top = -1
@@ -210,9 +213,9 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         # Points variants: a restricted discard draw (mode 1, 2) is only legal when the card goes
         # into the lay-down (or a lay-off) at once, so it is always worth taking
         mode = draw_mode(gs, ps, rv, g, seat)
-        if (top >= 0 and mode != 3
+        if (top >= 0 and mode != DISCARD_DRAW_BEFORE_OPENING_NEVER
                 and (_wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
-                     or (not contract and mode != 0))
+                     or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
                 and is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
                              minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g)):
             return A_DRAW_DISCARD

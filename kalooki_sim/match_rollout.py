@@ -44,14 +44,14 @@ from .engine.state import State
 from .jit import njit, pnjit
 from .match import (
     BUY_BACK_ALWAYS, BUY_BACK_NEVER, ERR_BAD_WINNER, EV_PAYMENT, EV_PENALTY, EV_STATUS, HOW_KALOOKI,
-    HOW_RIP, HOW_VOID, MATCH_ON, MODE_ELIMINATION_POOL, N_EV,
+    HOW_RIP, HOW_VOID, MATCH_ON, N_EV,
     final_money, settle_hand, start_match,
 )
 from .rng import rng_key
 from .rollout import _LANES, apply_and_tally
 from .rulevec import (
-    R_COUNT_DENIED_CALLS, R_DEALER_ROTATION, R_DOWN_AND_OUT_MULTIPLIER, R_KALOOKI_PENALTY_MULTIPLIER,
-    R_MATCH_MODE,
+    DEALER_ROTATION_LEFT, MATCH_MODE_ELIMINATION_POOL, R_COUNT_DENIED_CALLS, R_DEALER_ROTATION,
+    R_DOWN_AND_OUT_MULTIPLIER, R_KALOOKI_PENALTY_MULTIPLIER, R_MATCH_MODE,
 )
 
 __all__ = ["simulate_points_matches", "POINTS_HAND_COLUMNS", "POINTS_MATCH_COLUMNS",
@@ -105,7 +105,7 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
     """Play match ``game_id`` to its end (or the hand cap) on state row ``b``, its results in row
     ``o`` of the outputs; returns 0 or an error code."""
     n = n_players
-    elim = rv[R_MATCH_MODE] == MODE_ELIMINATION_POOL
+    elim = rv[R_MATCH_MODE] == MATCH_MODE_ELIMINATION_POOL
     # ---- the score sheet, indexed by real player
     active = np.zeros(P_MAX, dtype=np.int64)
     totals = np.zeros(P_MAX, dtype=np.int64)
@@ -137,7 +137,7 @@ def _play_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
     known = np.zeros(KNOWN_LEN, dtype=np.int64)
     count_denied = rv[R_COUNT_DENIED_CALLS] == 1
-    rot = 1 if rv[R_DEALER_ROTATION] == 0 else -1
+    rot = 1 if rv[R_DEALER_ROTATION] == DEALER_ROTATION_LEFT else -1
     kal_mult = rv[R_KALOOKI_PENALTY_MULTIPLIER]
     dao_mult = rv[R_DOWN_AND_OUT_MULTIPLIER]
 

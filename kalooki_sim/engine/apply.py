@@ -9,8 +9,9 @@ import numpy as np
 from ..jit import njit
 from ..melds.positions import pos_type
 from ..rulevec import (
-    R_CALL_PENALTY_CARDS, R_COUNT_DENIED_CALLS, R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_JOKER_SWAP,
-    R_KEEP_TOP_DISCARD_ON_RESHUFFLE, R_NEW_MELDS_AFTER_OPENING, R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
+    DISCARD_DRAW_BEFORE_OPENING_ANY, JOKER_SWAP_RETRIEVE, R_CALL_PENALTY_CARDS, R_COUNT_DENIED_CALLS,
+    R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_JOKER_SWAP, R_KEEP_TOP_DISCARD_ON_RESHUFFLE,
+    R_NEW_MELDS_AFTER_OPENING, R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
 )
 from .common import _dir, _holds_any, _steps_between
 from .fit import _apply_tack, _move_target, set_joker_meaning
@@ -189,7 +190,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         hands[g, act, x] += 1
         _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
     elif a == A_DRAW_DISCARD:
-        if draw_mode(gs, ps, rv, g, act) != 0:
+        if draw_mode(gs, ps, rv, g, act) != DISCARD_DRAW_BEFORE_OPENING_ANY:
             gs[g, G_TAKEN_MUST] = 1          # must be melded this turn (only such actions allowed)
         top = gs[g, G_DISC_N] - 1
         t = np.int64(disc[g, top])
@@ -262,7 +263,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                             _set_swap_slot(minfo, mcards, mas, g, m, nat), nat)
             if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_FREED] += 1
-        elif rv[R_JOKER_SWAP] == 2:
+        elif rv[R_JOKER_SWAP] == JOKER_SWAP_RETRIEVE:
             gained = True
             m = (a - A_MOVE) // 15
             q = (a - A_MOVE) % 15

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from ..bits import word8
 from ..jit import njit
-from ..rulevec import R_PENALTY, R_PLAY_DIRECTION
+from ..rulevec import PLAY_DIRECTION_LEFT, R_PENALTY, R_PLAY_DIRECTION
 from .layout import N_TYPES
 
 
 @njit(_nrt=False)
 def _dir(rv):
     """Seat step of the direction of play: "left" = next seat (+1)."""
-    return 1 if rv[R_PLAY_DIRECTION] == 0 else -1
+    return 1 if rv[R_PLAY_DIRECTION] == PLAY_DIRECTION_LEFT else -1
 
 
 @njit(_nrt=False)

@@ -15,9 +15,10 @@ from ..jit import njit
 from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
 from ..melds.positions import pos_type
 from ..rulevec import (
-    R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN, R_JOKER_SET_MELD_VALUE,
-    R_LAYOFF_MAX_PER_RUN_END_PER_TURN, R_LAYOFF_MAX_PER_RUN_PER_TURN, R_LAYOFF_REQUIRES_OPENED,
-    R_MELD_VALUE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE, R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE,
+    RUN_GROWTH_RULE_UP_UNTIL_ACE_THEN_DOWN, R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN,
+    R_JOKER_SET_MELD_VALUE, R_LAYOFF_MAX_PER_RUN_END_PER_TURN, R_LAYOFF_MAX_PER_RUN_PER_TURN,
+    R_LAYOFF_REQUIRES_OPENED, R_MELD_VALUE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE,
 )
 from .layout import (
     E_ACE_RULE, E_ADJACENT_JOKERS, E_GROWTH, E_LAYOFF_LIMIT, E_NOT_ADJACENT, E_NO_FREE_POS, E_SET_FULL,
@@ -48,7 +49,7 @@ def _pos_ok(q, lo, hi, rv):
 def _growth_ends(hi, rv):
     """(high end open, low end open) under run_growth_rule (A12: an ace on top, natural or joker,
     closes the high end and opens the low end)."""
-    if rv[R_RUN_GROWTH_RULE] == 1:
+    if rv[R_RUN_GROWTH_RULE] == RUN_GROWTH_RULE_UP_UNTIL_ACE_THEN_DOWN:
         return hi != 14, hi == 14
     return True, True
 

@@ -46,11 +46,12 @@ import numpy as np
 from ..jit import njit
 from ..rng import rng_below, rng_key, shuffle_prefix
 from ..rulevec import (
-    ROUND_STRIDE, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE, R_CALLS_PER_TURN, R_CALL_PENALTY_CARDS,
-    R_CUT_JOKER_TO_CUTTER, R_DEALER_MAY_SWAP_UPCARD, R_DEALER_ROTATION, R_DENY_REQUIRES_NOT_OPENED,
-    R_DOWN_AND_OUT_MULTIPLIER, R_KALOOKI_ENABLED, R_KALOOKI_PENALTY_MULTIPLIER, R_MAX_CALLS_PER_PLAYER,
-    R_MAX_RESHUFFLES_PER_HAND, R_MAX_TURNS_PER_HAND, R_MAX_VOID_REPLAYS, R_N_DECKS, R_N_HANDS, R_N_JOKERS,
-    R_N_ROUNDS, R_ROUND_BASE, R_STOCK_EXHAUSTION, R_UPCARD,
+    CALLS_LIMIT_SCOPE_HAND, DEALER_ROTATION_LEFT, ROUND_STRIDE, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE,
+    R_CALLS_PER_TURN, R_CALL_PENALTY_CARDS, R_CUT_JOKER_TO_CUTTER, R_DEALER_MAY_SWAP_UPCARD,
+    R_DEALER_ROTATION, R_DENY_REQUIRES_NOT_OPENED, R_DOWN_AND_OUT_MULTIPLIER, R_KALOOKI_ENABLED,
+    R_KALOOKI_PENALTY_MULTIPLIER, R_MAX_CALLS_PER_PLAYER, R_MAX_RESHUFFLES_PER_HAND, R_MAX_TURNS_PER_HAND,
+    R_MAX_VOID_REPLAYS, R_N_DECKS, R_N_HANDS, R_N_JOKERS, R_N_ROUNDS, R_ROUND_BASE, R_STOCK_EXHAUSTION,
+    R_UPCARD, STOCK_EXHAUSTION_VOID_IMMEDIATELY,
 )
 from .common import _dir, _seat_after, hand_penalty_of
 from .layout import (
@@ -76,7 +77,7 @@ STREAM_POLICY_BASE = 1 << 41
 @njit(_nrt=False)
 def _rebuild_permitted(gs, rv, g):
     """May the stock be rebuilt now (stock_exhaustion, max_reshuffles_per_hand)?"""
-    if rv[R_STOCK_EXHAUSTION] == 2:          # void_immediately
+    if rv[R_STOCK_EXHAUSTION] == STOCK_EXHAUSTION_VOID_IMMEDIATELY:
         return False
     mx = rv[R_MAX_RESHUFFLES_PER_HAND]
     if mx >= 0 and gs[g, G_RESHUFFLES] >= mx:
@@ -230,7 +231,7 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
     d = _dir(rv)
     for p in range(P_MAX):
         if fresh:
-            if rv[R_CALLS_LIMIT_SCOPE] == 1:
+            if rv[R_CALLS_LIMIT_SCOPE] == CALLS_LIMIT_SCOPE_HAND:
                 ps[g, p, PS_CALLS] = 0
             ps[g, p, PS_CALLS_BASE] = ps[g, p, PS_CALLS]
         else:
@@ -310,7 +311,7 @@ def _next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, 
         _clear_plans(plan_n, g)
         return
     n = gs[g, G_NP]
-    rot = 1 if rv[R_DEALER_ROTATION] == 0 else -1
+    rot = 1 if rv[R_DEALER_ROTATION] == DEALER_ROTATION_LEFT else -1
     gs[g, G_DEALER] = _seat_after(gs[g, G_DEALER], 1, n, rot)
     gs[g, G_ROUND] = h % rv[R_N_ROUNDS]
     gs[g, G_VOIDS] = 0

@@ -14,11 +14,14 @@ import numpy as np
 from ..jit import njit
 from ..melds.positions import pos_type
 from ..rulevec import (
-    R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_DISCARD_JOKER, R_DISCARD_DRAW_AFTER_OPENING,
-    R_DISCARD_DRAW_BEFORE_OPENING, R_FIRST_TURN_FREE_UPCARD, R_FORBID_DISCARD_OF_TAKEN_DISCARD,
-    R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_GOING_OUT_REQUIRES_DISCARD, R_JOKER_SWAP,
-    R_JOKER_SWAP_FROM_RUN_END, R_JOKER_SWAP_REQUIRES_OPENED, R_LAYOFF_REQUIRES_OPENED,
-    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_JOKER_SWAP, R_TABLE_MANIPULATION,
+    AFTER_ALLOWED_CALL_ACTIVE_DRAWS_STOCK, DISCARD_DRAW_BEFORE_OPENING_ANY,
+    DISCARD_DRAW_BEFORE_OPENING_IF_USED_IN_MELD_NOW, DISCARD_DRAW_BEFORE_OPENING_NEVER, JOKER_SWAP_NONE,
+    JOKER_SWAP_RETRIEVE, R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS, R_ALLOW_DISCARD_JOKER,
+    R_DISCARD_DRAW_AFTER_OPENING, R_DISCARD_DRAW_BEFORE_OPENING, R_FIRST_TURN_FREE_UPCARD,
+    R_FORBID_DISCARD_OF_TAKEN_DISCARD, R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_GOING_OUT_REQUIRES_DISCARD,
+    R_JOKER_SWAP, R_JOKER_SWAP_FROM_RUN_END, R_JOKER_SWAP_REQUIRES_OPENED, R_LAYOFF_REQUIRES_OPENED,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_JOKER_SWAP, R_TABLE_MANIPULATION, SET_JOKER_SWAP_NEVER,
+    SET_JOKER_SWAP_ONE_FOR_ONE_3CARD,
 )
 from .common import _hand_count, _holds_any, _holds_more_than
 from .fit import _debt_tack_ok, _fit_err, _may_layoff, _move_target
@@ -60,8 +63,8 @@ def _has_discard(gs, hands, rv, g, p):
 
 @njit(_nrt=False)
 def draw_mode(gs, ps, rv, g, p):
-    """discard_draw_* mode that applies to seat ``p`` now: 0 any, 1 if_used_in_opening,
-    2 if_used_in_meld_now, 3 never (first_turn_free_upcard: the first turn of a hand is free).
+    """discard_draw_* mode that applies to seat ``p`` now, as ``DISCARD_DRAW_BEFORE_OPENING_*``
+    (both knobs encode their modes alike; first_turn_free_upcard: the first turn of a hand is free).
 
     Public because greedy (``agents``) reads it to judge a restricted discard draw before it asks
     ``check_action`` about one."""
@@ -69,8 +72,9 @@ def draw_mode(gs, ps, rv, g, p):
         mode = rv[R_DISCARD_DRAW_AFTER_OPENING]
     else:
         mode = rv[R_DISCARD_DRAW_BEFORE_OPENING]
-    if mode != 0 and rv[R_FIRST_TURN_FREE_UPCARD] == 1 and gs[g, G_TURN] == 0:
-        mode = 0
+    if (mode != DISCARD_DRAW_BEFORE_OPENING_ANY and rv[R_FIRST_TURN_FREE_UPCARD] == 1
+            and gs[g, G_TURN] == 0):
+        mode = DISCARD_DRAW_BEFORE_OPENING_ANY
     return mode
 
 
@@ -84,7 +88,8 @@ def _discard_usable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t, mode):
     always be finished."""
     if hand_plan_places(hands, ps, rv, gs, plan, g, p, t, -1, t):
         return True
-    if _may_layoff(ps, rv, g, p) and (mode == 2 or ps[g, p, PS_LAID] == 1):
+    if _may_layoff(ps, rv, g, p) and (mode == DISCARD_DRAW_BEFORE_OPENING_IF_USED_IN_MELD_NOW
+                                      or ps[g, p, PS_LAID] == 1):
         for m in range(gs[g, G_N_MELDS]):
             if _fit_err(minfo, mcards, mas, rv, g, m, t) == 0:
                 return True
@@ -147,11 +152,12 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
         if gs[g, G_DISC_N] == 0:
             return E_EMPTY_DISCARD
         mode = draw_mode(gs, ps, rv, g, gs[g, G_ACTIVE])
-        if mode == 3:                        # "never"
+        if mode == DISCARD_DRAW_BEFORE_OPENING_NEVER:
             return E_DISCARD_DRAW
-        if gs[g, G_AFTER_ALLOW] == 1 and rv[R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS] == 0:
+        if (gs[g, G_AFTER_ALLOW] == 1
+                and rv[R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS] == AFTER_ALLOWED_CALL_ACTIVE_DRAWS_STOCK):
             return E_AFTER_CALL_STOCK
-        return NEEDS_TABLE if mode != 0 else 0
+        return NEEDS_TABLE if mode != DISCARD_DRAW_BEFORE_OPENING_ANY else 0
     if ph != PH_PLAY:
         return E_WRONG_PHASE
     if a != A_END_TURN and (a < A_DISCARD or a >= A_TACK):
@@ -246,7 +252,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
         m = (a - A_SETSWAP) // 4
         s = (a - A_SETSWAP) % 4
-        if rv[R_JOKER_SWAP] == 0 or rv[R_SET_JOKER_SWAP] != 1:
+        if rv[R_JOKER_SWAP] == JOKER_SWAP_NONE or rv[R_SET_JOKER_SWAP] != SET_JOKER_SWAP_ONE_FOR_ONE_3CARD:
             return E_SWAP_DISABLED
         if rv[R_JOKER_SWAP_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
             return E_NOT_LAID
@@ -274,7 +280,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     # move joker at position q of run m
     m = (a - A_MOVE) // 15
     q = (a - A_MOVE) % 15
-    if rv[R_JOKER_SWAP] == 0:
+    if rv[R_JOKER_SWAP] == JOKER_SWAP_NONE:
         return E_SWAP_DISABLED
     if rv[R_JOKER_SWAP_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
         return E_NOT_LAID
@@ -291,7 +297,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     nat = pos_type(minfo[g, m, MI_KEY], q)
     if hands[g, p, nat] <= 0:
         return E_NO_CARD
-    if rv[R_JOKER_SWAP] == 2:                           # retrieve (M6): the joker goes to the hand
+    if rv[R_JOKER_SWAP] == JOKER_SWAP_RETRIEVE:             # (M6): the joker goes to the hand
         if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
             if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m, q,
                                           nat):
@@ -369,7 +375,7 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                     if mcards[g, m, q] == JOKER:
                         cands[nc] = A_MOVE + m * 15 + q
                         nc += 1
-        if rv[R_SET_JOKER_SWAP] != 0:
+        if rv[R_SET_JOKER_SWAP] != SET_JOKER_SWAP_NEVER:
             for m in range(nm):
                 if minfo[g, m, MI_KIND] == MK_SET and minfo[g, m, MI_NJ] > 0:
                     for s_ in range(4):

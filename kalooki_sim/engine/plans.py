@@ -16,8 +16,8 @@ from ..jit import njit
 from ..melds.positions import pos_type
 from ..melds.search import best_lay_down_known, contract_out_of_reach, natural_meldable
 from ..rulevec import (
-    R_KALOOKI_EXEMPT_FROM_OPENING_MIN, R_NEW_MELDS_AFTER_OPENING, R_OPENING_COUNTS_LAYOFFS,
-    R_OPENING_MIN_POINTS, R_OPENING_MODE,
+    OPENING_COUNTS_LAYOFFS_WITH_NEW_MELD, OPENING_MODE_POINTS, R_KALOOKI_EXEMPT_FROM_OPENING_MIN,
+    R_NEW_MELDS_AFTER_OPENING, R_OPENING_COUNTS_LAYOFFS, R_OPENING_MIN_POINTS, R_OPENING_MODE,
 )
 from ..views import c_view
 from .fit import _layoff_bound
@@ -90,7 +90,7 @@ def _search_plan(hand, laid, rv, round_idx, out, work, must, in_reach):
     nm, _ = _best_lay_down(hand, rv, round_idx, 1 if laid else -1, out, work, must, in_reach)
     if nm >= 0:
         return nm
-    if laid or rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 0 or rv[R_OPENING_MODE] != 1:
+    if laid or rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 0 or rv[R_OPENING_MODE] != OPENING_MODE_POINTS:
         return -1
     # V1: a kalooki needs no opening minimum -- offer melds of any value that leave at most the
     # final discard in hand (so the turn ends with an empty hand)
@@ -195,7 +195,8 @@ def _certify_no_plan(ps, rv, g, p, hand, laid):
     """Remember that ``hand`` has no lay-down for seat ``p`` (until the next deal).  Not under V1
     before the opening: a kalooki needs no minimum but must meld the whole hand, which is not
     monotone."""
-    if not laid and rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 1 and rv[R_OPENING_MODE] == 1:
+    if (not laid and rv[R_KALOOKI_EXEMPT_FROM_OPENING_MIN] == 1
+            and rv[R_OPENING_MODE] == OPENING_MODE_POINTS):
         return
     ps[g, p, PS_CERT] = 1 + laid
     for t in range(N_TYPES):
@@ -327,8 +328,9 @@ def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     toward the opening), the opening completed by lay-offs (``_opening_with_layoffs``)."""
     compute_plans(gs, ps, hands, plan, plan_n, rv, g)
     p = gs[g, G_ACTIVE]
-    if (plan_n[g, 0, 0] < 0 and ps[g, p, PS_LAID] == 0 and rv[R_OPENING_COUNTS_LAYOFFS] == 1
-            and rv[R_OPENING_MODE] == 1):
+    if (plan_n[g, 0, 0] < 0 and ps[g, p, PS_LAID] == 0
+            and rv[R_OPENING_COUNTS_LAYOFFS] == OPENING_COUNTS_LAYOFFS_WITH_NEW_MELD
+            and rv[R_OPENING_MODE] == OPENING_MODE_POINTS):
         work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
         work[W_MEMO_OK] = 0
         hand = work[W_HAND:W_OUT]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..jit import njit
 from ..rng import rng_below, rng_key, rng_uniform
-from ..rulevec import R_TIE_RULE
+from ..rulevec import R_TIE_RULE, TIE_RULE_FEWEST_POINTS_LAST_HAND, TIE_RULE_SHARED
 from .apply import step
 from .flow import STREAM_POLICY_BASE
 from .invariants import check_invariants, mask_consistent
@@ -37,10 +37,10 @@ def match_winners(gs, ps, hscore, hwin, rv, g, out):
     last = gs[g, G_HANDS_DONE] - 1
     if last >= H_MAX:
         last = H_MAX - 1
-    if rule != 0 and last >= 0:
+    if rule != TIE_RULE_SHARED and last >= 0:
         key = np.zeros(P_MAX, dtype=np.int64)
         for p in range(n):
-            if rule == 1:
+            if rule == TIE_RULE_FEWEST_POINTS_LAST_HAND:
                 key[p] = hscore[g, last, p]
             else:
                 w = 0

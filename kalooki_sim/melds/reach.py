@@ -11,9 +11,9 @@ import numpy as np
 from ..bits import lowest_bit, popcount, rank_count_words, ranks_above_words
 from ..jit import njit
 from ..rulevec import (
-    ROUND_STRIDE, R_ACE_HIGH, R_ACE_LOW, R_CONTRACT_ALLOW_EXTRA_MELDS, R_CONTRACT_DISTINCT_RUN_SUITS,
-    R_CONTRACT_DISTINCT_SET_RANKS, R_OPENING_MODE, R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_MIN_SIZE,
-    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_NATURALS, R_SET_MIN_SIZE,
+    OPENING_MODE_CONTRACT, ROUND_STRIDE, R_ACE_HIGH, R_ACE_LOW, R_CONTRACT_ALLOW_EXTRA_MELDS,
+    R_CONTRACT_DISTINCT_RUN_SUITS, R_CONTRACT_DISTINCT_SET_RANKS, R_OPENING_MODE, R_ROUND_BASE,
+    R_RUN_ADJACENT_JOKERS, R_RUN_MIN_SIZE, R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_NATURALS, R_SET_MIN_SIZE,
 )
 from .positions import fewest_missing_in_runs, run_mask
 from .workspace import P_F, P_SET_MIN, P_SET_MIN_NAT, P_T
@@ -68,7 +68,7 @@ def contract_out_of_reach(hand, rv, round_idx):
     every draw of a player who has not laid down (most such hands are far from the contract).
     False whenever the test does not apply (points openings, extra melds, repeated set ranks or
     run suits)."""
-    if (rv[R_OPENING_MODE] != 0 or rv[R_CONTRACT_ALLOW_EXTRA_MELDS] != 0
+    if (rv[R_OPENING_MODE] != OPENING_MODE_CONTRACT or rv[R_CONTRACT_ALLOW_EXTRA_MELDS] != 0
             or rv[R_CONTRACT_DISTINCT_SET_RANKS] != 1 or rv[R_CONTRACT_DISTINCT_RUN_SUITS] != 1):
         return False
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
