@@ -15,8 +15,8 @@ Turn structure (one turn of the active player, phases ``PH_*``):
 3. **draw** (``PH_DRAW``): stock, or the top discard if the player has not laid down.
 4. **play** (``PH_PLAY``): lay down the contract (plan 0 = exact best lay-down from the meld
    search), tack cards, move jokers in fours, then discard (no jokers; not the card just taken
-   from the pile unless another copy is held, A40/A53).  With nothing discardable the turn may
-   end without a discard (A15/A54).  An empty hand ends the hand at once (A3).
+   from the pile unless another copy is held, A40/A53).  With nothing discardable and nothing to
+   tack the turn may end without a discard (A15/A54).  An empty hand ends the hand at once (A3).
 
 Points variants (knobs, not variant names): plan 0 is the exact best opening worth at least
 ``opening_min_points`` (after the opening: the best new melds of any value); the top discard is

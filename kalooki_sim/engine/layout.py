@@ -155,7 +155,7 @@ A_ALLOW = 2
 A_DENY = 3
 A_DRAW_STOCK = 4
 A_DRAW_DISCARD = 5
-A_END_TURN = 6       # only when no discard is possible (A15/A54)
+A_END_TURN = 6       # only when no discard and no tack is possible (A15/A54)
 A_LAY = 7                               # + plan index k < K_PLANS
 A_DISCARD = A_LAY + K_PLANS             # + card type t (0..52)
 A_TACK = A_DISCARD + N_TYPES            # + m * 53 + t  (card type t onto table meld m)
@@ -221,6 +221,7 @@ E_TAKE_JOKER = 39
 E_KIND = 40
 E_NOT_IN_MELD = 41
 E_OPENING_SHORT = 42
+E_CAN_TACK = 43
 
 ERROR_TEXT = {
     E_OK: "legal",
@@ -250,6 +251,7 @@ ERROR_TEXT = {
     E_SWAP_DISABLED: "joker moves are not allowed by these rules (jokers in threes never move)",
     E_MUST_DISCARD: "going out requires a discard (going_out_requires_discard)",
     E_CAN_DISCARD: "the turn can only end without a discard when nothing can be discarded (A15/A54)",
+    E_CAN_TACK: "the turn can only end without a discard when no card can be tacked either (A15/A54)",
     E_TABLE_FULL: "the table has no room for more melds",
     E_SET_FULL: "the three has reached its maximum size",
     E_ACE_RULE: "the ace rules do not allow that position",

@@ -29,14 +29,14 @@ from .flow import _allow_ok, _caller_ok, _deny_ok
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS,
     A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TAKE_END, A_UPSWAP, E_AFTER_CALL_STOCK,
-    E_ALREADY_LAID, E_BAD_ACTION, E_CANNOT_ALLOW, E_CANNOT_DENY, E_CAN_DISCARD, E_DISCARD_DRAW,
-    E_EMPTY_DISCARD, E_HAND_EMPTY, E_JOKER_DISCARD, E_MUST_DISCARD, E_MUST_PLACE, E_NOT_ELIGIBLE,
-    E_NOT_LAID, E_NOT_USABLE, E_NO_CARD, E_NO_JOKER, E_NO_MELD, E_NO_PLAN, E_OPENING_SHORT,
-    E_SWAP_DISABLED, E_SWAP_END, E_TABLE_FULL, E_TAKEN_DISCARD, E_TERMINAL, E_WRONG_PHASE, E_WRONG_SUIT,
-    G_ACTIVE, G_AFTER_ALLOW, G_DISC_N, G_FREED, G_N_MELDS, G_OPEN_DEBT, G_OWED, G_PHASE, G_TAKEN,
-    G_TAKEN_MUST, G_TERMINAL, G_TO_ACT, G_TURN, JOKER, K_PLANS, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO,
-    MI_NJ, MK_RUN, MK_SET, M_MAX, N_ACTIONS, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP,
-    PS_LAID,
+    E_ALREADY_LAID, E_BAD_ACTION, E_CANNOT_ALLOW, E_CANNOT_DENY, E_CAN_DISCARD, E_CAN_TACK,
+    E_DISCARD_DRAW, E_EMPTY_DISCARD, E_HAND_EMPTY, E_JOKER_DISCARD, E_MUST_DISCARD, E_MUST_PLACE,
+    E_NOT_ELIGIBLE, E_NOT_LAID, E_NOT_USABLE, E_NO_CARD, E_NO_JOKER, E_NO_MELD, E_NO_PLAN,
+    E_OPENING_SHORT, E_SWAP_DISABLED, E_SWAP_END, E_TABLE_FULL, E_TAKEN_DISCARD, E_TERMINAL,
+    E_WRONG_PHASE, E_WRONG_SUIT, G_ACTIVE, G_AFTER_ALLOW, G_DISC_N, G_FREED, G_N_MELDS, G_OPEN_DEBT,
+    G_OWED, G_PHASE, G_TAKEN, G_TAKEN_MUST, G_TERMINAL, G_TO_ACT, G_TURN, JOKER, K_PLANS, MI_HI, MI_KEY,
+    MI_KIND, MI_LEN, MI_LO, MI_NJ, MK_RUN, MK_SET, M_MAX, N_ACTIONS, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW,
+    PH_PLAY, PH_UPSWAP, PS_LAID,
 )
 from .manipulation import _freed_joker_placeable, _manip_err, _placed_type, _set_swap_slot
 from .plans import _done_laying, _plan_count, hand_plan_places
@@ -58,6 +58,33 @@ def _has_discard(gs, hands, rv, g, p):
     for t in range(N_TYPES):
         if hands[g, p, t] > 0 and _discard_err(gs, hands, rv, g, p, t) == 0:
             return True
+    return False
+
+
+@njit(_nrt=False, inline="always")     # the tack branch of ``check_action``: as inline as it was
+def _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, t):
+    """``check_action``'s answer for tacking card type ``t`` on table meld ``m`` (no card pending,
+    no opening debt), also asked by ``_has_tack``: one definition of a legal lay-off."""
+    if rv[R_LAYOFF_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
+        return E_NOT_LAID
+    if hands[g, p, t] <= 0:
+        return E_NO_CARD
+    if m >= gs[g, G_N_MELDS]:
+        return E_NO_MELD
+    if rv[R_GOING_OUT_REQUIRES_DISCARD] == 1 and not _holds_more_than(hands, g, p, 1):
+        return E_MUST_DISCARD                        # the last card must be discarded
+    return _fit_err(minfo, mcards, mas, rv, g, m, t)
+
+
+@njit(_nrt=False)
+def _has_tack(gs, ps, hands, minfo, mcards, mas, rv, g, p):
+    """Could seat ``p`` tack any card he holds on any table meld?  Then he may not end his turn
+    without a discard (A15/A54: only when nothing can be discarded *and* nothing tacked)."""
+    for t in range(N_TYPES):
+        if hands[g, p, t] > 0:
+            for m in range(gs[g, G_N_MELDS]):
+                if _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, t) == 0:
+                    return True
     return False
 
 
@@ -171,7 +198,10 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
     if _pending(gs, g) >= 0:                             # a card that must be placed first
         return E_MUST_PLACE
     if a == A_END_TURN:
-        return E_CAN_DISCARD if _has_discard(gs, hands, rv, g, p) else 0
+        if _has_discard(gs, hands, rv, g, p):
+            return E_CAN_DISCARD
+        # a tack would also forbid it (A15/A54): only ``check_action`` sees the table
+        return NEEDS_TABLE if gs[g, G_N_MELDS] > 0 and _may_layoff(ps, rv, g, p) else 0
     return _discard_err(gs, hands, rv, g, p, a - A_DISCARD)
 
 
@@ -223,8 +253,10 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                 return E_MUST_PLACE
         elif _placed_type(gs, minfo, g, a) != pend:
             return E_MUST_PLACE
-    if a < A_DISCARD:                                    # lay down plan k (discards and ending
-                                                         # the turn: ``check_flow_action``)
+    if a == A_END_TURN:                                  # nothing to discard (the flow check)
+        return E_CAN_TACK if _has_tack(gs, ps, hands, minfo, mcards, mas, rv, g, p) else 0
+    if a < A_DISCARD:                                    # lay down plan k (discards:
+                                                         # ``check_flow_action``)
         k = a - A_LAY
         if _done_laying(ps, rv, g, p):
             return E_ALREADY_LAID
@@ -236,17 +268,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_MUST_DISCARD
         return 0
     if a < A_MOVE:                                       # tack t on m
-        m = (a - A_TACK) // N_TYPES
-        t = (a - A_TACK) % N_TYPES
-        if rv[R_LAYOFF_REQUIRES_OPENED] == 1 and ps[g, p, PS_LAID] == 0:
-            return E_NOT_LAID
-        if hands[g, p, t] <= 0:
-            return E_NO_CARD
-        if m >= gs[g, G_N_MELDS]:
-            return E_NO_MELD
-        if last_card_needs_discard and not _holds_more_than(hands, g, p, 1):
-            return E_MUST_DISCARD                        # the last card must be discarded
-        return _fit_err(minfo, mcards, mas, rv, g, m, t)
+        return _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, (a - A_TACK) // N_TYPES,
+                         (a - A_TACK) % N_TYPES)
     if a >= A_SHIFT:                                     # table manipulation M1-M5
         return _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a)
     if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
