@@ -7,8 +7,8 @@ Two kinds of agents:
   lockstep environment (``env.py``); a torch policy masks illegal logits.
 * **Compiled heuristics** run inside the closed loop (``kalooki_sim.rollout``).  They are
   registered here by an integer id and take a ``float64`` parameter row, so that parameters can be
-  changed (tuned, swept) without recompiling.  The compiled code lives in ``agents/compiled.py``
-  (``choose_action`` dispatches on the id).
+  changed (tuned, swept) without recompiling.  The compiled code lives in ``agents/`` and is
+  re-exported by ``agents/compiled.py`` (``dispatch.choose_action`` dispatches on the id).
 
 Parameters of the compiled policies (a row of ``params[seat]``; missing entries and values
 ``<= 0`` mean "default", so an all-zero row is always the default agent):
@@ -51,7 +51,7 @@ class Policy(Protocol):
     def act(self, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
 
-# ---- registry of compiled policies (ids are compile-time constants of agents/compiled.py)
+# ---- registry of compiled policies (ids are compile-time constants of agents/dispatch.py)
 RANDOM = 0
 GREEDY = 1
 # a seat whose decisions come from outside the compiled loop (Python, torch, a person): the loop

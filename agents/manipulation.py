@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.engine.core import _hand_plan_places
+from kalooki_sim.engine.core import hand_plan_places
 from kalooki_sim.engine.layout import (
     A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN,
     MI_LO, MK_RUN, MK_SET, PS_LAID,
@@ -96,7 +96,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     continue
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                             plan_n, hscore, hwin, rv, g):
-                    if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
+                    if hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 4:
             for s in range(4):
@@ -106,7 +106,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                     continue
                 if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                             plan_n, hscore, hwin, rv, g):
-                    if _hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
+                    if hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
                         return a
     return -1
 

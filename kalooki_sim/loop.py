@@ -43,7 +43,7 @@ from .engine.layout import (
 from .engine.state import State
 from .engine.match_flow import (
     SP_ACTIVE, SP_BB, SP_CARDS, SP_JOKERS, SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL,
-    SP_RIPS, SP_SEAT, SP_TOTAL, SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN,
+    SP_RIPS, SP_TOTAL, SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN,
     SX_N_MWIN, SX_POOL, begin_match, end_hand, new_sheet, next_hand,
 )
 from .jit import njit, pnjit

@@ -37,7 +37,7 @@ Three compiled kernels work on them (every variant shares them: the rules arrive
 ``fixed_hands_low_total`` (CARIB)
     Penalties are added to the totals, nothing else -- also after a hand stopped without a winner
     (turn cap, void cap), which Caribbean scores as it stands; the winner of the match is chosen by
-    ``engine.core.match_winners`` after ``n_hands`` hands.
+    ``engine.match_flow.match_winners`` after ``n_hands`` hands.
 
 Totals accumulate in every mode (informational in the per-hand modes).  Antes, pool, elimination,
 buy-backs and rip/kalooki stakes exist only in ``elimination_pool``; the payment knobs of the other
@@ -63,17 +63,19 @@ import numpy as np
 
 from .cards import JOKER, parse_cards
 from .jit import njit
-from .rules import ENUMS, Rules, load_rules
+from .rules import Rules, load_rules
 from .rulevec import (
-    R_BUY_BACK_LIMIT, R_BUY_BACK_MIN_OTHER_ACTIVE, R_DOWN_AND_OUT_MULTIPLIER, R_ELIMINATION_AT, R_KALOOKI_PAYMENT_MULTIPLIER,
-    R_KALOOKI_PENALTY_MULTIPLIER, R_MATCH_MODE, R_PAY_PER_CARD, R_PAY_PER_JOKER,
-    R_PAY_PER_PENALTY_POINT, R_PLAY_DIRECTION, R_STAKE_ANTE, R_STAKE_BUY_BACK, R_STAKE_KALOOKI,
-    R_STAKE_RIP,
+    MATCH_MODE_ELIMINATION_POOL, MATCH_MODE_FIXED_HANDS_LOW_TOTAL, MATCH_MODE_PER_HAND_CARDS,
+    MATCH_MODE_PER_HAND_POINTS, PLAY_DIRECTION_LEFT, R_BUY_BACK_LIMIT, R_BUY_BACK_MIN_OTHER_ACTIVE,
+    R_DOWN_AND_OUT_MULTIPLIER, R_ELIMINATION_AT, R_KALOOKI_PAYMENT_MULTIPLIER, R_KALOOKI_PENALTY_MULTIPLIER, R_MATCH_MODE,
+    R_PAY_PER_CARD, R_PAY_PER_JOKER, R_PAY_PER_PENALTY_POINT, R_PLAY_DIRECTION, R_STAKE_ANTE,
+    R_STAKE_BUY_BACK, R_STAKE_KALOOKI, R_STAKE_RIP,
 )
 
 __all__ = [
     "HOW_VOID", "HOW_RIP", "HOW_KALOOKI", "HOW_DOWN_AND_OUT", "MATCH_ON", "ERR_BAD_WINNER",
-    "MODE_FIXED_HANDS", "MODE_ELIMINATION_POOL", "MODE_PER_HAND_POINTS", "MODE_PER_HAND_CARDS",
+    "MATCH_MODE_FIXED_HANDS_LOW_TOTAL", "MATCH_MODE_ELIMINATION_POOL", "MATCH_MODE_PER_HAND_POINTS",
+    "MATCH_MODE_PER_HAND_CARDS",
     "ST_IN", "ST_OUT", "ST_BOUGHT_BACK", "ST_DECLINED", "ST_REFUSED_LIMIT", "ST_REFUSED_FEW_PLAYERS",
     "STATUS_NAMES", "EV_PENALTY", "EV_PAYMENT", "EV_STATUS", "EV_OFFER", "EV_OTHERS_IN",
     "EV_TOTAL_AT_ELIMINATION", "N_EV", "BUY_BACK_ALWAYS", "BUY_BACK_NEVER",
@@ -94,11 +96,6 @@ _HOW_NAMES = {v: k for k, v in _HOW_BY_NAME.items()}
 # Return values of settle_hand (>= 0: seat of the match winner).
 MATCH_ON = -1
 ERR_BAD_WINNER = -2
-
-MODE_FIXED_HANDS = ENUMS["match_mode"].index("fixed_hands_low_total")
-MODE_ELIMINATION_POOL = ENUMS["match_mode"].index("elimination_pool")
-MODE_PER_HAND_POINTS = ENUMS["match_mode"].index("per_hand_points")
-MODE_PER_HAND_CARDS = ENUMS["match_mode"].index("per_hand_cards")
 
 # Status of a seat after a hand (events[:, EV_STATUS]).  Every ST_* >= ST_OUT means "not in the game".
 ST_IN = 0                    # in the game after this hand (incl. the hand winner)
@@ -147,7 +144,7 @@ def start_match(rv, n_players, active, totals, units, buybacks_used, pool):
         totals[p] = 0
         units[p] = 0
         buybacks_used[p] = 0
-    if rv[R_MATCH_MODE] == MODE_ELIMINATION_POOL:
+    if rv[R_MATCH_MODE] == MATCH_MODE_ELIMINATION_POOL:
         pool[0] = n_players * rv[R_STAKE_ANTE]
     else:
         pool[0] = 0
@@ -156,7 +153,7 @@ def start_match(rv, n_players, active, totals, units, buybacks_used, pool):
 @njit
 def match_winner_of(rv, n_players, active):
     """Seat of the game winner (the last player in) in ``elimination_pool``, else ``MATCH_ON``."""
-    if rv[R_MATCH_MODE] != MODE_ELIMINATION_POOL:
+    if rv[R_MATCH_MODE] != MATCH_MODE_ELIMINATION_POOL:
         return MATCH_ON
     last = -1
     n_in = 0
@@ -194,7 +191,7 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
     if done != MATCH_ON:
         return done
     if how == HOW_VOID or winner < 0:
-        if mode == MODE_FIXED_HANDS:
+        if mode == MATCH_MODE_FIXED_HANDS_LOW_TOTAL:
             # Caribbean scores a hand stopped without a winner (turn cap, void cap) as it stands:
             # everybody's cards count (the engine's A52 rule); the other modes settle nothing (MS8)
             for p in range(n_players):
@@ -213,11 +210,11 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
             continue
         pen = penalties[p] * pen_mult
         pay = 0
-        if mode == MODE_ELIMINATION_POOL:
+        if mode == MATCH_MODE_ELIMINATION_POOL:
             pay = rv[R_STAKE_KALOOKI] if kalooki else rv[R_STAKE_RIP]
-        elif mode == MODE_PER_HAND_POINTS:
+        elif mode == MATCH_MODE_PER_HAND_POINTS:
             pay = rv[R_PAY_PER_PENALTY_POINT] * pen
-        elif mode == MODE_PER_HAND_CARDS:
+        elif mode == MATCH_MODE_PER_HAND_CARDS:
             pay = (rv[R_PAY_PER_CARD] * (cards_left[p] - jokers_left[p])
                    + rv[R_PAY_PER_JOKER] * jokers_left[p])
             if kalooki:
@@ -229,7 +226,7 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
         events[p, EV_PAYMENT] = -pay
         events[winner, EV_PAYMENT] += pay
 
-    if mode != MODE_ELIMINATION_POOL:
+    if mode != MATCH_MODE_ELIMINATION_POOL:
         return MATCH_ON
 
     # --- elimination (A18: total >= elimination_at) ----------------------------------------------
@@ -244,7 +241,7 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
 
     # --- buy-backs, one at a time from the winner's left in the direction of play (A27, A35) -----
     if n_elim > 0:
-        step = 1 if rv[R_PLAY_DIRECTION] == 0 else -1
+        step = 1 if rv[R_PLAY_DIRECTION] == PLAY_DIRECTION_LEFT else -1
         offer = 0
         for k in range(1, n_players):
             p = (winner + step * k) % n_players
@@ -283,7 +280,7 @@ def final_money(rv, n_players, active, units, buybacks_used, pool, out):
     Before the game is over nobody holds the pool, so the amounts only sum to zero at the end.
     Per-hand modes have no ante, buy-back or pool: money = units.
     """
-    pool_mode = rv[R_MATCH_MODE] == MODE_ELIMINATION_POOL
+    pool_mode = rv[R_MATCH_MODE] == MATCH_MODE_ELIMINATION_POOL
     ante = rv[R_STAKE_ANTE] if pool_mode else 0
     w = match_winner_of(rv, n_players, active)
     for p in range(n_players):

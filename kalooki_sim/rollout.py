@@ -17,7 +17,6 @@ import numpy as np
 
 from .agents.base import EXTERNAL, params_matrix, policy_id
 from .engine.layout import H_MAX, P_MAX
-from .engine.state import State
 from .loop import (
     M_ACTIVE, M_BB, M_FINISHED, M_HANDS, M_KALOOKIS, M_MATCH_HANDS, M_MONEY, M_POLICY, M_POOL, M_RIPS,
     M_TOTAL, M_UNITS, R_VALID, ROW_COLUMNS, LoopArrays, closed_loop,

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import rulevec as rv
 from .cards import JOKER, N_RANKS, N_SUITS, RANKS, SUITS
+from .rulevec import ENUMS
 
 __all__ = ["Rules", "RulesError", "load_rules", "list_presets", "list_overlays", "ENUMS"]
 
@@ -34,27 +35,6 @@ class RulesError(ValueError):
         where = f"{source}: {key}" if key else source
         super().__init__(f"{where}: {reason}")
 
-
-ENUMS: dict[str, tuple[str, ...]] = {
-    "play_direction": ("left", "right"),
-    "dealer_rotation": ("left", "right"),
-    "joker_meld_value": ("represented",),
-    "opening_mode": ("contract", "points"),
-    "opening_counts_layoffs": ("never", "with_new_meld"),
-    "discard_draw_before_opening": ("any", "if_used_in_opening", "if_used_in_meld_now", "never"),
-    "discard_draw_after_opening": ("any", "if_used_in_opening", "if_used_in_meld_now", "never"),
-    "run_growth_rule": ("either_end", "up_until_ace_then_down"),
-    "joker_swap": ("none", "move_within_run", "retrieve"),
-    "set_joker_swap": ("never", "one_for_one_3card", "both_missing_suits"),
-    "calls_limit_scope": ("game", "hand"),
-    "call_priority": ("play_order_after_active", "random"),
-    "after_allowed_call_active_draws": ("stock", "stock_or_new_top"),
-    "stock_exhaustion": ("reshuffle_unlimited", "reshuffle_then_void", "void_immediately"),
-    "match_mode": ("fixed_hands_low_total", "elimination_pool", "per_hand_points", "per_hand_cards"),
-    "buy_back_reset": ("max_active_total",),
-    "buy_back_order": ("from_hand_winner_left",),
-    "tie_rule": ("shared", "fewest_points_last_hand", "most_hands_won"),
-}
 
 # (kind, low, high) for scalar knobs; kind "int?" admits None (TOML: the string "none").
 _INT_RANGES: dict[str, tuple[str, int, int]] = {

@@ -1,11 +1,40 @@
 """Index layout of ``Rules.to_vector()``: the integer form of a variant that compiled kernels read.
 
 Every variant shares one compiled kernel because the rules arrive as data.  Scalars come first
-(bools as 0/1, enums as the index of the value in ``rules.ENUMS``, ``None`` as -1), then the value
+(bools as 0/1, enums as the index of the value in ``ENUMS``, ``None`` as -1), then the value
 tables, the per-round deal sizes and contracts, and a table derived from the run rules (the best
 run windows of every suit pattern, ``R_WINDOWS``).  Module-level ints are compile-time constants
-for numba, so kernels write ``rv[R_SET_MIN_SIZE]``.
+for numba, so kernels write ``rv[R_SET_MIN_SIZE]`` and ``rv[R_TIE_RULE] == TIE_RULE_SHARED``.
+
+The indices and enum values are generated from ``SCALAR_KNOBS`` and ``ENUMS`` (and the table
+offsets from the tables' lengths), so adding or moving a knob cannot leave a hand-typed number
+behind: ``R_<KNOB>`` is the knob's position, ``<KNOB>_<VALUE>`` the value's position in its enum.
 """
+
+from __future__ import annotations
+
+# The values of each enum knob, in the order the vector numbers them (``rules`` validates configs
+# against them and re-exports this table).
+ENUMS: dict[str, tuple[str, ...]] = {
+    "play_direction": ("left", "right"),
+    "dealer_rotation": ("left", "right"),
+    "joker_meld_value": ("represented",),
+    "opening_mode": ("contract", "points"),
+    "opening_counts_layoffs": ("never", "with_new_meld"),
+    "discard_draw_before_opening": ("any", "if_used_in_opening", "if_used_in_meld_now", "never"),
+    "discard_draw_after_opening": ("any", "if_used_in_opening", "if_used_in_meld_now", "never"),
+    "run_growth_rule": ("either_end", "up_until_ace_then_down"),
+    "joker_swap": ("none", "move_within_run", "retrieve"),
+    "set_joker_swap": ("never", "one_for_one_3card", "both_missing_suits"),
+    "calls_limit_scope": ("game", "hand"),
+    "call_priority": ("play_order_after_active", "random"),
+    "after_allowed_call_active_draws": ("stock", "stock_or_new_top"),
+    "stock_exhaustion": ("reshuffle_unlimited", "reshuffle_then_void", "void_immediately"),
+    "match_mode": ("fixed_hands_low_total", "elimination_pool", "per_hand_points", "per_hand_cards"),
+    "buy_back_reset": ("max_active_total",),
+    "buy_back_order": ("from_hand_winner_left",),
+    "tie_rule": ("shared", "fewest_points_last_hand", "most_hands_won"),
+}
 
 SCALAR_KNOBS = (
     "players_min",
@@ -97,100 +126,35 @@ SCALAR_KNOBS = (
     "tie_rule",
 )
 
-R_PLAYERS_MIN = 0
-R_PLAYERS_MAX = 1
-R_N_DECKS = 2
-R_N_JOKERS = 3
-R_PLAY_DIRECTION = 4
-R_DEALER_ROTATION = 5
-R_N_HANDS = 6
-R_UPCARD = 7
-R_DEALER_MAY_SWAP_UPCARD = 8
-R_CUT_JOKER_TO_CUTTER = 9
-R_ACE_HIGH = 10
-R_ACE_LOW = 11
-R_ACE_WRAP = 12
-R_ALLOW_BOTH_ACES_IN_RUN = 13
-R_ACE_LOW_MELD_VALUE = 14
-R_JOKER_MELD_VALUE = 15
-R_JOKER_SET_MELD_VALUE = 16
-R_SET_MIN_SIZE = 17
-R_SET_MAX_SIZE = 18
-R_SET_ALLOW_DUPLICATE_SUIT = 19
-R_SET_MIN_NATURALS = 20
-R_RUN_MIN_SIZE = 21
-R_RUN_MIN_NATURALS = 22
-R_RUN_ADJACENT_JOKERS = 23
-R_ALLOW_ALL_JOKER_MELD = 24
-R_DECLARE_JOKER_MEANING = 25
-R_OPENING_MODE = 26
-R_CONTRACT_DISTINCT_SET_RANKS = 27
-R_CONTRACT_DISTINCT_RUN_SUITS = 28
-R_CONTRACT_ALLOW_EXTRA_MELDS = 29
-R_OPENING_MIN_POINTS = 30
-R_OPENING_COUNTS_LAYOFFS = 31
-R_NEW_MELDS_AFTER_OPENING = 32
-R_KALOOKI_EXEMPT_FROM_OPENING_MIN = 33
-R_DISCARD_DRAW_BEFORE_OPENING = 34
-R_DISCARD_DRAW_AFTER_OPENING = 35
-R_FIRST_TURN_FREE_UPCARD = 36
-R_FORBID_DISCARD_OF_TAKEN_DISCARD = 37
-R_ALLOW_DISCARD_JOKER = 38
-R_ANNOUNCE_LOW_HAND = 39
-R_LAYOFF_REQUIRES_OPENED = 40
-R_LAYOFF_MAX_PER_RUN_END_PER_TURN = 41
-R_LAYOFF_MAX_PER_RUN_PER_TURN = 42
-R_RUN_GROWTH_RULE = 43
-R_TABLE_MANIPULATION = 44
-R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN = 45
-R_JOKER_SWAP = 46
-R_JOKER_SWAP_REQUIRES_OPENED = 47
-R_FREED_JOKER_MUST_BE_USED_SAME_TURN = 48
-R_JOKER_SWAP_FROM_RUN_END = 49
-R_SET_JOKER_SWAP = 50
-R_JOKERS_LOCKED_IN_4CARD_SET = 51
-R_END_TAKE_MAY_TAKE_JOKER = 52
-R_OTHERS_MAY_LAYOFF_AFTER_OUT = 53
-R_GOING_OUT_REQUIRES_DISCARD = 54
-R_KALOOKI_ENABLED = 55
-R_KALOOKI_PENALTY_MULTIPLIER = 56
-R_DOWN_AND_OUT_MULTIPLIER = 57
-R_CALLS_ENABLED = 58
-R_MAX_CALLS_PER_PLAYER = 59
-R_CALLS_LIMIT_SCOPE = 60
-R_COUNT_DENIED_CALLS = 61
-R_CALLS_PER_TURN = 62
-R_CALL_PENALTY_CARDS = 63
-R_CALL_PRIORITY = 64
-R_DENY_REQUIRES_NOT_OPENED = 65
-R_AFTER_ALLOWED_CALL_ACTIVE_DRAWS = 66
-R_STOCK_EXHAUSTION = 67
-R_MAX_RESHUFFLES_PER_HAND = 68
-R_KEEP_TOP_DISCARD_ON_RESHUFFLE = 69
-R_MAX_VOID_REPLAYS = 70
-R_MAX_TURNS_PER_HAND = 71
-R_MATCH_MODE = 72
-R_ELIMINATION_AT = 73
-R_BUY_BACK_LIMIT = 74
-R_BUY_BACK_MIN_OTHER_ACTIVE = 75
-R_BUY_BACK_RESET = 76
-R_BUY_BACK_ORDER = 77
-R_STAKE_ANTE = 78
-R_STAKE_RIP = 79
-R_STAKE_KALOOKI = 80
-R_STAKE_BUY_BACK = 81
-R_PAY_PER_PENALTY_POINT = 82
-R_PAY_PER_CARD = 83
-R_PAY_PER_JOKER = 84
-R_KALOOKI_PAYMENT_MULTIPLIER = 85
-R_TIE_RULE = 86
 
-N_SCALARS = 87
+def _define(name: str, value: int) -> None:
+    if name in globals():
+        raise ValueError(f"rulevec: {name} is defined twice")
+    globals()[name] = value
+
+
+# ``R_<KNOB>``: where the vector holds a scalar knob, its position in ``SCALAR_KNOBS``.
+for _i, _knob in enumerate(SCALAR_KNOBS):
+    _define("R_" + _knob.upper(), _i)
+# ``<KNOB>_<VALUE>``: an enum knob's value as the vector holds it, its position in ``ENUMS[knob]``
+# (``rv[R_DEALER_ROTATION] == DEALER_ROTATION_LEFT``, never a bare ordinal).
+for _knob, _values in ENUMS.items():
+    if _knob not in SCALAR_KNOBS:
+        raise ValueError(f"rulevec: enum knob {_knob} is not a scalar knob")
+    for _i, _value in enumerate(_values):
+        _define(f"{_knob}_{_value}".upper(), _i)
+del _i, _knob, _values, _value
+# ``engine.legality.draw_mode`` reads either knob, so both must encode their modes alike
+assert ENUMS["discard_draw_before_opening"] == ENUMS["discard_draw_after_opening"]
+
+
+N_SCALARS = len(SCALAR_KNOBS)
 MAX_ROUNDS = 16
-# penalty of each card type (53), meld value by run position 0..14 (15)
-R_PENALTY = 87
-R_MELD_VALUE = 87 + 53
-R_N_ROUNDS = 87 + 53 + 15
+N_PENALTY = 53          # penalty of each card type
+N_MELD_VALUE = 15       # meld value by run position 0..14
+R_PENALTY = N_SCALARS
+R_MELD_VALUE = R_PENALTY + N_PENALTY
+R_N_ROUNDS = R_MELD_VALUE + N_MELD_VALUE
 # per round r (0-based): deal size for 2..6 players, then threes and fours of the contract
 R_ROUND_BASE = R_N_ROUNDS + 1
 ROUND_STRIDE = 7
@@ -209,3 +173,6 @@ def round_deal_index(round_index: int, n_players: int) -> int:
 def round_contract_index(round_index: int) -> int:
     """Index of the round's number of threes; the number of fours follows it."""
     return R_ROUND_BASE + round_index * ROUND_STRIDE + 5
+
+
+__all__ = sorted(k for k in globals() if not k.startswith("_") and k not in ("annotations",))

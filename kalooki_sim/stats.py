@@ -218,7 +218,6 @@ def paired_differences(df: pd.DataFrame, value: str, cluster="deal", group: str 
     """
     means, counts = deal_means(df, value, cluster, group)
     rng = _rng(seed)
-    q = None
     rows = []
     for a, b in _pairs(means.columns, pairs):
         both = means[a].notna().to_numpy() & means[b].notna().to_numpy()

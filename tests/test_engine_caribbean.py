@@ -237,6 +237,8 @@ def test_T56_joker_cannot_be_discarded():
 
 
 def test_A15_A54_only_jokers_left_turn_ends_without_discard():
+    # nothing to discard (jokers) and nothing to tack: the four grows only upwards (A12) and a
+    # joker may not lie next to its joker
     g = G("""
     round: 1
     active: P1
@@ -246,9 +248,40 @@ def test_A15_A54_only_jokers_left_turn_ends_without_discard():
     table: P2 [5H 6H 7H JK=8H]
     """)
     texts = g.legal_action_texts()
-    assert "end turn" in texts and not any(t.startswith("discard") for t in texts)
+    assert texts == ["end turn"]
     g.apply("end turn")
     assert g.current_player == 1
+
+
+def test_A15_A54_jokers_that_can_be_tacked_do_not_end_the_turn():
+    # A15/A54: the turn ends without a discard only when no card can be tacked either
+    g = G("""
+    round: 1
+    active: P1
+    phase: play
+    P1: JK JK | laid
+    P2: 5C 6C
+    table: P2 [5H 5D 5S]
+    """)
+    texts = g.legal_action_texts()
+    assert "end turn" not in texts and "tack JK on 1" in texts
+    assert code(g, "end turn") == L.E_CAN_TACK
+    g.apply("tack JK on 1")
+    assert code(g, "end turn") == L.E_CAN_TACK
+    g.apply("tack JK on 1")         # the last card: the hand is won (A3)
+    assert g.last_event == "went out" and g.hand_winners == [0]
+
+
+def test_A15_A54_a_player_not_laid_down_cannot_tack_and_may_end_the_turn():
+    g = G("""
+    round: 1
+    active: P1
+    phase: play
+    P1: JK
+    P2: 5C 6C | laid
+    table: P2 [5H 5D 5S]
+    """)
+    assert g.legal_action_texts() == ["end turn"]
 
 
 def test_end_turn_refused_while_a_discard_is_possible():

@@ -11,7 +11,7 @@ from functools import lru_cache
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.engine import IllegalActionError, core
+from kalooki_sim.engine import IllegalActionError, common
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game
 
@@ -171,17 +171,17 @@ def test_play_direction_right_reverses_turn_order():
 
 
 def test_seat_steps_wrap_around_the_table_both_ways():
-    """``core._seat_after`` (comparisons for steps within a round) is the modulo it replaced, and
-    ``core._steps_between`` its inverse."""
+    """``common._seat_after`` (comparisons for steps within a round) is the modulo it replaced, and
+    ``common._steps_between`` its inverse."""
     for n in range(1, 7):
         for seat in range(n):
             for d in (1, -1):
                 for k in range(-3 * n, 3 * n + 1):
-                    assert core._seat_after(seat, k, n, d) == (seat + d * k) % n, (n, seat, d, k)
+                    assert common._seat_after(seat, k, n, d) == (seat + d * k) % n, (n, seat, d, k)
             for other in range(n):
                 for d in (1, -1):
-                    steps = core._steps_between(seat, other, n, d)
-                    assert 0 <= steps < n and core._seat_after(seat, steps, n, d) == other
+                    steps = common._steps_between(seat, other, n, d)
+                    assert 0 <= steps < n and common._seat_after(seat, steps, n, d) == other
 
 
 def test_three_decks_and_eight_jokers_deal():

@@ -266,7 +266,7 @@ def test_meld_prefilter_never_hides_a_meld(name, kw):
     checks; greedy's takes ask the same test through ``search.natural_meldable_held``) must be true
     whenever the exact best lay-down places the card: the card added to the hand (``held`` = 0) or
     already in it (``held`` = 1), before and after the opening."""
-    from kalooki_sim.engine.core import _plan_count, _search_plan, could_join_new_meld
+    from kalooki_sim.engine.plans import _plan_count, _search_plan, could_join_new_meld
 
     r = R(name, **kw)
     rv = r.to_vector()

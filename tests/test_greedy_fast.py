@@ -5,7 +5,7 @@
 * ``_usefulness_planes`` (the usefulness counts of every held card at once, as bit planes) must
   give ``card_usefulness`` for each, and ``_discard_pick``'s (best, runner-up) must be the first
   two cards of the measure computed from the definitions;
-* ``_tack_may_fit`` may only rule out lay-offs that ``core._fit_err`` rejects, and
+* ``_tack_may_fit`` may only rule out lay-offs that ``fit._fit_err`` rejects, and
   ``_tack_candidates`` must hold every held card it lets through (checked on the tables of real
   games of every preset).
 """
@@ -22,12 +22,13 @@ from kalooki_sim.bits import (
     byte_tops, float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words,
     rank_tops_above, ranks_above, ranks_above_masked, spread_bits8, twice_bits8,
 )
-from kalooki_sim.agents.compiled import (
-    _SFW_BASE, _SFW_LEN, _closer_with, _discard_pick, _sf_changed, _shortfall_with, _sf_prepare,
-    _lane_type, _suit_lanes, _tack_candidates, _tack_may_fit, _usefulness_planes, card_usefulness,
-    choose_action, contract_shortfall, _SFW_PM,
+from kalooki_sim.agents.compiled import card_usefulness, choose_action, contract_shortfall
+from kalooki_sim.agents.discard import _discard_pick, _lane_type, _suit_lanes, _usefulness_planes
+from kalooki_sim.agents.greedy import _tack_candidates, _tack_may_fit
+from kalooki_sim.agents.measures import (
+    _SFW_BASE, _SFW_LEN, _SFW_PM, _closer_with, _sf_changed, _sf_prepare, _shortfall_with,
 )
-from kalooki_sim.engine import core
+from kalooki_sim.engine import core, fit
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.state import State
 from kalooki_sim.melds.positions import (
@@ -420,7 +421,7 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
                         # the meld's mask is the prefilter, card by card
                         assert ((fits[m] >> t) & 1) == _tack_may_fit(minfo, 0, m, t), (m, t)
                         if not _tack_may_fit(minfo, 0, m, t):
-                            assert core._fit_err(minfo, mcards, mas, rv, 0, m, t) != 0, (m, t)
+                            assert fit._fit_err(minfo, mcards, mas, rv, 0, m, t) != 0, (m, t)
                             checked += 1
                         elif A[2][0, act, t] > 0:
                             assert (cand >> t) & 1, (m, t)     # candidates hold every possible tack

@@ -266,12 +266,13 @@ def test_meets_contract_rejects_points_variants(preset):
                                        {"set_allow_duplicate_suit": False, "set_max_size": 4}, {"ace_low": False}],
                          ids=["caribbean", "set_nat3", "run3", "distinct_suits", "ace_high_only"])
 def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_down(overrides):
-    """``search._runs_then_sets_fit`` lets the search give up at once on a contract of runs and sets
+    """``runs_first._runs_then_sets_fit`` lets the search give up at once on a contract of runs and sets
     together; whenever it says no, the reference must find no lay-down either.  The hands are the
     random contract hands of the differential test, kept when they pass the older sum-of-parts
     bound (which the search asks first), so the checks are not vacuous."""
     from kalooki_sim.cards import counts_of
-    from kalooki_sim.melds.search import _runs_then_sets_fit, make_params
+    from kalooki_sim.melds.runs_first import _runs_then_sets_fit
+    from kalooki_sim.melds.workspace import make_params
 
     rules = load_rules("caribbean", **overrides)
     rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
@@ -296,7 +297,7 @@ def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_dow
 def _plain_joker_bound(counts, prm) -> int:
     """The search's first test spelled out: the sum-of-parts lower bound on the jokers a contract
     lay-down needs (99 when too few ranks hold enough naturals for the sets)."""
-    from kalooki_sim.melds.search import P_F, P_HI_MAX, P_LO_MIN, P_RUN_MIN, P_SET_MIN, P_SET_MIN_NAT, P_T
+    from kalooki_sim.melds.workspace import P_F, P_HI_MAX, P_LO_MIN, P_RUN_MIN, P_SET_MIN, P_SET_MIN_NAT, P_T
 
     rc = [int(sum(counts[s * 13 + r] for s in range(4))) for r in range(13)]
     T, F = int(prm[P_T]), int(prm[P_F])
@@ -319,7 +320,7 @@ def _plain_joker_bound(counts, prm) -> int:
 
 
 def _plain_runs_then_sets_fit(counts, prm_T, prm_F, smin, snat, w, lo_min, hi_max, jokers) -> bool:
-    """``search._runs_then_sets_fit`` spelled out: every choice of F suits and one window of ``w``
+    """``runs_first._runs_then_sets_fit`` spelled out: every choice of F suits and one window of ``w``
     positions in each, its gaps plus the sets' joker floor over the naturals the windows leave."""
     from itertools import combinations, product
 
@@ -352,8 +353,9 @@ def test_mixed_contract_precheck_equals_its_plain_enumeration(overrides):
     answer below it is the same); its answers must equal the plain enumeration of every choice of
     suits and windows, yes and no alike, on hands near the mixed contracts."""
     from kalooki_sim.cards import counts_of
-    from kalooki_sim.melds.search import (
-        P_F, P_HI_MAX, P_LO_MIN, P_RUN_MIN, P_SET_MIN, P_SET_MIN_NAT, P_T, _runs_then_sets_fit, make_params,
+    from kalooki_sim.melds.runs_first import _runs_then_sets_fit
+    from kalooki_sim.melds.workspace import (
+        P_F, P_HI_MAX, P_LO_MIN, P_RUN_MIN, P_SET_MIN, P_SET_MIN_NAT, P_T, make_params,
     )
 
     rules = load_rules("caribbean", **overrides)
@@ -382,7 +384,8 @@ def test_contract_out_of_reach_only_rejects_hands_the_reference_cannot_lay_down(
     the search's own call of it wherever it applies, on int8 counts (the engine's hands) as on
     int64.  Points variants: never out of reach."""
     from kalooki_sim.cards import counts_of
-    from kalooki_sim.melds.search import _contract_needs_more_jokers, contract_out_of_reach, make_params
+    from kalooki_sim.melds.reach import _contract_needs_more_jokers, contract_out_of_reach
+    from kalooki_sim.melds.workspace import make_params
 
     rules = RULES[preset]
     rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)

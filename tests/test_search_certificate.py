@@ -1,4 +1,4 @@
-"""The engine's no-lay-down certificate (``core._certificate_verdict``) never changes an answer.
+"""The engine's no-lay-down certificate (``plans._certificate_verdict``) never changes an answer.
 
 After a search finds no lay-down, the engine remembers that hand per seat (``PS_CERT``) and settles
 later searches of sub-hands, and of hands with one new card that can join no meld, without
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.engine import core
+from kalooki_sim.engine import core, plans
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game
 from kalooki_sim.engine.state import State
@@ -87,15 +87,15 @@ def test_hand_settled_by_the_new_card_becomes_the_certificate():
     rv = load_rules("k40").to_vector()
     ps = State.empty(1).ps
     old = counts_of("2C 3C 7D 8D 9H JS KS QH 5C 10D")
-    core._certify_no_plan(ps, rv, 0, 1, old, 0)
+    plans._certify_no_plan(ps, rv, 0, 1, old, 0)
     hand = counts_of("2C 3C 7D 8D 9H JS KS QH 5C 4H")           # 10D out, 4H (no partner) in
-    assert core._certificate_verdict(ps, rv, 0, 1, hand, 0) == core.CERT_NO_PLAN
+    assert plans._certificate_verdict(ps, rv, 0, 1, hand, 0) == plans.CERT_NO_PLAN
     assert (ps[0, 1, L.PS_CERT_HAND:L.PS_CERT_HAND + L.N_TYPES] == hand).all()
     later = counts_of("2C 3C 7D 8D 9H JS KS QH 4H 6S")           # 5C out, 6S in
-    assert core._certificate_verdict(ps, rv, 0, 1, later, 0) == core.CERT_NO_PLAN
+    assert plans._certificate_verdict(ps, rv, 0, 1, later, 0) == plans.CERT_NO_PLAN
     near = counts_of("2C 3C 7D 8D 9H JS KS QH 4H 6S 4C")         # 4C joins 2C 3C: search it
-    assert core._certificate_verdict(ps, rv, 0, 1, near, 0) == counts_of("4C").argmax()
-    assert core._certificate_verdict(ps, rv, 0, 1, near, 1) == -1  # the laid flag must match
+    assert plans._certificate_verdict(ps, rv, 0, 1, near, 0) == counts_of("4C").argmax()
+    assert plans._certificate_verdict(ps, rv, 0, 1, near, 1) == -1  # the laid flag must match
 
 
 def test_certificate_is_forgotten_at_the_deal():
@@ -295,7 +295,7 @@ def _scratch(state):
 @pytest.mark.parametrize("name", ["k40", "k51", "na15", "american"])
 def test_memo_of_the_discard_draw_check_gives_the_searched_plan(name):
     """A restricted discard draw is checked by searching the hand with the card; the engine then
-    reuses that search for the plan (``core._memo_plan``) instead of searching again.  Drawing with
+    reuses that search for the plan (``plans._memo_plan``) instead of searching again.  Drawing with
     the memo and with it erased must give the same plans."""
     rules = load_rules(name)
     rng = np.random.default_rng(7)
@@ -333,8 +333,8 @@ def test_memo_of_the_discard_draw_check_gives_the_searched_plan(name):
 
 @pytest.mark.parametrize("name", ["k40", "na15", "american"])
 def test_plan_question_answered_from_the_memo_is_the_searched_answer(name):
-    """``core._hand_plan_places`` answers a repeated question (the same hand plus and minus the
-    same cards, laid flag and round) from its last search (``core._memo_holds``).  Asked in a row
+    """``plans.hand_plan_places`` answers a repeated question (the same hand plus and minus the
+    same cards, laid flag and round) from its last search (``plans._memo_holds``).  Asked in a row
     about many hands, twice each, it must answer exactly as a fresh search of each does."""
     rules = load_rules(name)
     rng = np.random.default_rng(3)
@@ -353,10 +353,10 @@ def test_plan_question_answered_from_the_memo_is_the_searched_answer(name):
                     fresh = game.copy()
                     _scratch(fresh.state)[L.W_MEMO_OK] = 0
                     args = (p, int(c), t_rem, int(c))
-                    want = core._hand_plan_places(fresh.state.hands, fresh.state.ps, fresh.rv, fresh.state.gs,
+                    want = plans.hand_plan_places(fresh.state.hands, fresh.state.ps, fresh.rv, fresh.state.gs,
                                                   fresh.state.plan, 0, *args)
                     for _ in range(2):           # the second time from the memo, if it searched
-                        got = core._hand_plan_places(st.hands, st.ps, game.rv, st.gs, st.plan, 0, *args)
+                        got = plans.hand_plan_places(st.hands, st.ps, game.rv, st.gs, st.plan, 0, *args)
                         assert got == want, (name, seed, step, args)
                         asked += 1
                     repeated += bool(_scratch(st)[L.W_MEMO_OK] == 1)

@@ -3,7 +3,7 @@
 A second overload typed with a literal argument recurses into the first one ("type-varying"
 recursion), which numba links through an unresolved symbol that a process loading the cached
 object cannot resolve: it aborts inside LLVM (numba issues #6061, #9129).  That crashed pytest
-workers once; the note above ``melds.search._dfs`` explains the cause.  The cache index lists
+workers once; the note above ``melds.dfs._dfs`` explains the cause.  The cache index lists
 every overload any process compiled from these sources, so it is read rather than the dispatcher
 (which only knows what this process compiled itself).
 """
@@ -14,7 +14,8 @@ import pytest
 from numba.core import types
 
 from kalooki_sim.melds import best_lay_down
-from kalooki_sim.melds.search import _dfs, _fit_from, _runs_first
+from kalooki_sim.melds.dfs import _dfs
+from kalooki_sim.melds.runs_first import _fit_from, _runs_first
 
 
 def _cached_signatures(dispatcher):

@@ -1,8 +1,12 @@
 """Compiled Kalooki engine (Caribbean, RULES.md §2.1, and the Kalooki 40 family §2.2-§2.6 with
 table manipulation, the American upcard swap and A43 openings) and its readable Python layer.
 
-* ``core`` — numba kernels on plain arrays: ``start_game``, ``legal_mask``, ``check_action``,
-  ``step``, ``match_winners``, ``check_invariants``, ``random_playout``.
+* ``core`` — numba kernels of one hand on plain arrays: ``start_game``, ``legal_mask``,
+  ``check_action``, ``step``, ``check_invariants``, re-exported from the modules that hold them by
+  job (``flow``, ``plans``, ``fit``, ``manipulation``, ``legality``, ``apply``, ``invariants``;
+  ``core``'s docstring maps them).
+* ``match_flow`` — hand after hand on the score sheet, every match mode; ``match_winners``.
+* ``playout`` — ``random_playout``: whole matches of random legal actions (tests, ``batch``).
 * ``layout`` — array layout, phases, action ids, error codes.
 * ``state.State`` — the batched arrays; ``State.arrays()`` is the kernels' argument prefix.
 * ``game.Game`` — one game you can print, query and drive by action id or text.

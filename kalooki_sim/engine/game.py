@@ -49,6 +49,7 @@ import numpy as np
 from ..cards import JOKER, parse_cards, type_text
 from ..melds import is_legal_meld
 from ..melds.api import decode_melds
+from ..melds.positions import pos_type
 from ..rules import Rules, load_rules
 from .. import loop
 from ..rollout import buy_back_flags, max_steps_per_hand, seating_table
@@ -157,7 +158,7 @@ def action_text(st: State, g: int, a: int) -> str:
         return f"swap {type_text(su * 13 + rank)} for joker in {m + 1}"
     m, q = divmod(a - L.A_MOVE, 15)
     if m < st.gs[g, L.G_N_MELDS] and st.minfo[g, m, L.MI_NJ] > 1 and st.minfo[g, m, L.MI_KIND] == L.MK_RUN:
-        return f"move joker JK={type_text(core.pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
+        return f"move joker JK={type_text(pos_type(int(st.minfo[g, m, L.MI_KEY]), q))} in {m + 1}"
     return f"move joker in {m + 1}"
 
 
@@ -178,7 +179,7 @@ def _manip_text(st: State, g: int, a: int) -> str:
         q = hi + 1 if side == 0 else lo - 1
         if kind != L.MK_RUN or not 1 <= q <= 14:
             return f"shift on {m + 1} ({'high' if side == 0 else 'low'} end)"
-        return f"shift {type_text(core.pos_type(key, q))} on {m + 1}"
+        return f"shift {type_text(pos_type(key, q))} on {m + 1}"
     if a < L.A_SPLIT:
         m, side = divmod(a - L.A_TAKE_END, 2)
         kind, key, lo, hi = meld(m)
@@ -189,7 +190,7 @@ def _manip_text(st: State, g: int, a: int) -> str:
     if a < L.A_SETSUB:
         m, q = divmod(a - L.A_SPLIT, 15)
         kind, key, lo, hi = meld(m)
-        return f"split {m + 1} with {type_text(core.pos_type(key, q)) if kind == L.MK_RUN else '?'}"
+        return f"split {m + 1} with {type_text(pos_type(key, q)) if kind == L.MK_RUN else '?'}"
     if a < L.A_SETTAKE:
         m, j = divmod(a - L.A_SETSUB, 16)
         s_add, s_take = divmod(j, 4)
@@ -223,8 +224,8 @@ def _parse_manip(st: State, g: int, s: str, text: str) -> int | None:
         if is_run(m):
             lo, hi = int(st.minfo[g, m, L.MI_LO]), int(st.minfo[g, m, L.MI_HI])
             key = int(st.minfo[g, m, L.MI_KEY])
-            if lo - 1 >= 1 and core.pos_type(key, lo - 1) == c.type and not (
-                    hi + 1 <= 14 and core.pos_type(key, hi + 1) == c.type):
+            if lo - 1 >= 1 and pos_type(key, lo - 1) == c.type and not (
+                    hi + 1 <= 14 and pos_type(key, hi + 1) == c.type):
                 side = 1
         return L.A_SHIFT + m * 4 + side * 2
     r = re.fullmatch(r"take (\S+) from (\d+)", s)
@@ -519,7 +520,7 @@ class Game:
             flags = self._loop.sp[0, match_flow.SP_MWIN]
             return [p for p in range(int(self._loop.sx[0, match_flow.SX_N])) if flags[p]]
         out = np.zeros(L.P_MAX, dtype=np.bool_)
-        core.match_winners(self.state.gs, self.state.ps, self.state.hscore, self.state.hwin, self.rv, 0, out)
+        match_flow.match_winners(self.state.gs, self.state.ps, self.state.hscore, self.state.hwin, self.rv, 0, out)
         return [p for p in range(self.n_players) if out[p]]
 
     def may_call(self, p: int) -> bool:
@@ -838,7 +839,7 @@ def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
         for i, c in enumerate(slots):
             q = lo + i
             st.mcards[0, m, q] = c
-            st.mas[0, m, q] = core.pos_type(s, q)
+            st.mas[0, m, q] = pos_type(s, q)
         return
     if not is_legal_meld(rules, toks, "set"):
         raise ValueError(f"table meld [{' '.join(toks)}] is not a legal meld of {rules.name}")
@@ -857,7 +858,7 @@ def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
     for c in jok:
         i = int(st.minfo[0, m, L.MI_LEN])
         st.mcards[0, m, i] = JOKER
-        st.mas[0, m, i] = c.as_type if c.as_type >= 0 else core._set_joker_meaning(st.minfo, st.mas, 0, m)
+        st.mas[0, m, i] = c.as_type if c.as_type >= 0 else core.set_joker_meaning(st.minfo, st.mas, 0, m)
         st.minfo[0, m, L.MI_LEN] = i + 1
     st.minfo[0, m, L.MI_HI] = st.minfo[0, m, L.MI_LEN] - 1
     st.minfo[0, m, L.MI_NJ] = len(jok)
@@ -889,7 +890,7 @@ def _as_run(cards):
         q = p0 + i
         if not 1 <= q <= 14:
             return None
-        want = core.pos_type(suit, q)
+        want = pos_type(suit, q)
         t = c.type if c.type != JOKER else c.as_type
         if t >= 0 and t != want:
             return None
@@ -901,7 +902,7 @@ def _decl_tokens_run(run):
     s, lo, slots = run
     out = []
     for i, c in enumerate(slots):
-        t = core.pos_type(s, lo + i)
+        t = pos_type(s, lo + i)
         out.append(f"JK={type_text(t)}" if c == JOKER else type_text(t))
     return out
 

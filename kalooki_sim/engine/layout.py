@@ -6,7 +6,7 @@ State layout (all arrays have a leading batch dimension ``B``; one row = one gam
 
 * ``gs[B, NG]`` int64 — per-game scalars, columns ``G_*`` (phase, seats, counters, RNG key parts).
 * ``ps[B, P_MAX, NPS]`` int64 — per-player scalars, columns ``PS_*`` (laid down, calls used, total,
-  and the engine's certificate of a hand known to have no lay-down, see ``core._certificate_verdict``).
+  and the engine's certificate of a hand known to have no lay-down, see ``plans._certificate_verdict``).
 * ``hands[B, P_MAX, 53]`` int8 — card-type counts (copies of a natural are interchangeable).
 * ``stock[B, DECK_MAX]`` int8 — card types, the top card is ``stock[g, gs[g, G_STOCK_N] - 1]``.
 * ``disc[B, DECK_MAX]`` int8 and ``disc_by[B, DECK_MAX]`` int8 — discard pile bottom -> top
@@ -110,9 +110,9 @@ NMI = 10
 
 # engine scratch in plan[g, 0, PLAN_MELDS:] (flattened): a hand's counts, a hypothetical plan, the
 # search's result slots and workspace; two table melds and a hand saved while a manipulation is
-# tried (MELD_W = one meld as saved by core._save_meld); the memo of the last hypothetical search
+# tried (MELD_W = one meld as saved by fit._save_meld); the memo of the last hypothetical search
 # (W_MEMO_*: is W_OUT the plan of the hand in W_HAND, for which laid flag and round, and of how
-# many melds; core._memo_plan)
+# many melds; plans._memo_plan)
 MELD_W = NMI + 2 * L_MAX
 W_HAND = 0
 W_OUT = W_HAND + 53
@@ -157,7 +157,7 @@ A_ALLOW = 2
 A_DENY = 3
 A_DRAW_STOCK = 4
 A_DRAW_DISCARD = 5
-A_END_TURN = 6       # only when no discard is possible (A15/A54)
+A_END_TURN = 6       # only when no discard and no tack is possible (A15/A54)
 A_LAY = 7                               # + plan index k < K_PLANS
 A_DISCARD = A_LAY + K_PLANS             # + card type t (0..52)
 A_TACK = A_DISCARD + N_TYPES            # + m * 53 + t  (card type t onto table meld m)
@@ -223,6 +223,7 @@ E_TAKE_JOKER = 39
 E_KIND = 40
 E_NOT_IN_MELD = 41
 E_OPENING_SHORT = 42
+E_CAN_TACK = 43
 
 ERROR_TEXT = {
     E_OK: "legal",
@@ -252,6 +253,7 @@ ERROR_TEXT = {
     E_SWAP_DISABLED: "joker moves are not allowed by these rules (jokers in threes never move)",
     E_MUST_DISCARD: "going out requires a discard (going_out_requires_discard)",
     E_CAN_DISCARD: "the turn can only end without a discard when nothing can be discarded (A15/A54)",
+    E_CAN_TACK: "the turn can only end without a discard when no card can be tacked either (A15/A54)",
     E_TABLE_FULL: "the table has no room for more melds",
     E_SET_FULL: "the three has reached its maximum size",
     E_ACE_RULE: "the ace rules do not allow that position",

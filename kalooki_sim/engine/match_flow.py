@@ -7,7 +7,7 @@ score sheet of ``kalooki_sim.match`` (``settle_hand``, which applies the one
 dealt, by the next dealer, to the players still in.
 
 * ``fixed_hands_low_total`` (Caribbean): hands ``0 .. G_LAST_HAND``, everybody in; lowest total
-  wins (ties per ``tie_rule``, ``core.match_winners``).
+  wins (ties per ``tie_rule``, ``match_winners``).
 * ``elimination_pool`` (K40, K51, K101): hands until one player is left (he takes the pool) or the
   hand cap ``G_LAST_HAND`` (the match is then unfinished: nobody takes the pool or wins).  Only the
   players still in are dealt in: engine seat ``i`` of a hand is the ``i``-th player still in (real
@@ -32,14 +32,17 @@ import numpy as np
 
 from ..jit import njit
 from ..match import (
-    HOW_KALOOKI, MATCH_ON, MODE_ELIMINATION_POOL, MODE_FIXED_HANDS, N_EV,
+    HOW_KALOOKI, MATCH_ON, MATCH_MODE_ELIMINATION_POOL, MATCH_MODE_FIXED_HANDS_LOW_TOTAL, N_EV,
     final_money, settle_hand, start_match,
 )
-from ..rulevec import R_DEALER_ROTATION, R_MATCH_MODE
-from .core import deal_hand, hand_penalty_of, match_winners, reset_game, start_game
+from ..rulevec import (
+    DEALER_ROTATION_LEFT, R_DEALER_ROTATION, R_MATCH_MODE, R_TIE_RULE, TIE_RULE_FEWEST_POINTS_LAST_HAND,
+    TIE_RULE_SHARED,
+)
+from .core import deal_hand, hand_penalty_of, reset_game, start_game
 from .layout import (
-    G_DEALER, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_LAST_HAND, G_NP, JOKER, N_TYPES, NPS, P_MAX,
-    PS_CALLS, PS_TOTAL,
+    G_DEALER, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, H_MAX, JOKER,
+    N_TYPES, NPS, P_MAX, PS_CALLS, PS_TOTAL,
 )
 
 __all__ = [
@@ -47,7 +50,7 @@ __all__ = [
     "SP_MONEY", "SP_PLAYED", "SP_RIPS", "SP_KALOOKIS", "SP_CALLS", "SP_REAL", "SP_SEAT", "SP_MWIN", "NSP",
     "SX_N", "SX_N_IN", "SX_DEALER", "SX_POOL", "SX_HANDS", "SX_WINNER", "SX_OVER", "SX_FINISHED",
     "SX_N_MWIN", "NSX",
-    "new_sheet", "begin_match", "begin_from_position", "end_hand", "next_hand",
+    "new_sheet", "match_winners", "begin_match", "begin_from_position", "end_hand", "next_hand",
 ]
 
 # sp[SP_*, p]: per real player p (SP_REAL is per engine seat: the real player in that seat)
@@ -147,7 +150,7 @@ def end_hand(gs, ps, hands, hscore, hwin, rv, g, sp, sx, sev):
                       sx[SX_POOL:SX_POOL + 1], wreal, how, sp[SP_VALUE], sp[SP_CARDS],
                       sp[SP_JOKERS], sp[SP_WANTS], sev)
     sx[SX_HANDS] += 1
-    elim = rv[R_MATCH_MODE] == MODE_ELIMINATION_POOL
+    elim = rv[R_MATCH_MODE] == MATCH_MODE_ELIMINATION_POOL
     over = gs[g, G_HAND_NO] >= gs[g, G_LAST_HAND]
     if elim and res >= 0:
         sx[SX_WINNER] = res
@@ -155,6 +158,49 @@ def end_hand(gs, ps, hands, hscore, hwin, rv, g, sp, sx, sev):
     if over:
         _close(gs, ps, hscore, hwin, rv, g, sp, sx)
     return 1 if over else 0
+
+
+@njit
+def match_winners(gs, ps, hscore, hwin, rv, g, out):
+    """Mark the match winners of game ``g`` in ``out`` (bool[P_MAX]); return how many.
+
+    Lowest total wins; ties per ``tie_rule``: 0 "shared" (A14), 1 fewest points in the last
+    hand, 2 most hands won (a tie that the rule cannot break stays shared).
+    """
+    n = gs[g, G_NP]
+    best = ps[g, 0, PS_TOTAL]
+    for p in range(n):
+        if ps[g, p, PS_TOTAL] < best:
+            best = ps[g, p, PS_TOTAL]
+    for p in range(P_MAX):
+        out[p] = p < n and ps[g, p, PS_TOTAL] == best
+    rule = rv[R_TIE_RULE]
+    last = gs[g, G_HANDS_DONE] - 1
+    if last >= H_MAX:
+        last = H_MAX - 1
+    if rule != TIE_RULE_SHARED and last >= 0:
+        key = np.zeros(P_MAX, dtype=np.int64)
+        for p in range(n):
+            if rule == TIE_RULE_FEWEST_POINTS_LAST_HAND:
+                key[p] = hscore[g, last, p]
+            else:
+                w = 0
+                for h in range(last + 1):
+                    if hwin[g, h] == p:
+                        w += 1
+                key[p] = -w
+        kbest = 1 << 62
+        for p in range(n):
+            if out[p] and key[p] < kbest:
+                kbest = key[p]
+        for p in range(n):
+            if out[p] and key[p] != kbest:
+                out[p] = False
+    c = 0
+    for p in range(n):
+        if out[p]:
+            c += 1
+    return c
 
 
 @njit(_nrt=False)
@@ -166,13 +212,13 @@ def _close(gs, ps, hscore, hwin, rv, g, sp, sx):
     final_money(rv, n, sp[SP_ACTIVE], sp[SP_UNITS], sp[SP_BB], sx[SX_POOL:SX_POOL + 1],
                 sp[SP_MONEY])
     nw = 0
-    if mode == MODE_ELIMINATION_POOL:
+    if mode == MATCH_MODE_ELIMINATION_POOL:
         w = sx[SX_WINNER]
         sx[SX_FINISHED] = 1 if w >= 0 else 0
         for p in range(n):
             sp[SP_MWIN, p] = 1 if p == w else 0
             nw += sp[SP_MWIN, p]
-    elif mode == MODE_FIXED_HANDS:
+    elif mode == MATCH_MODE_FIXED_HANDS_LOW_TOTAL:
         sx[SX_FINISHED] = 1
         nw = match_winners(gs, ps, hscore, hwin, rv, g, sp[SP_MWIN])
     else:                                       # per-hand modes: highest money, ties shared
@@ -195,7 +241,7 @@ def next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pla
     n = sx[SX_N]
     for i in range(sx[SX_N_IN]):
         sp[SP_CALLS, sp[SP_REAL, i]] = ps[g, i, PS_CALLS]
-    rot = 1 if rv[R_DEALER_ROTATION] == 0 else -1
+    rot = 1 if rv[R_DEALER_ROTATION] == DEALER_ROTATION_LEFT else -1
     dealer = sx[SX_DEALER]
     for k in range(1, n + 1):
         q = ((dealer + rot * k) % n + n) % n

@@ -1,0 +1,292 @@
+"""Carrying out a legal action: ``step`` (check, then apply) and ``apply_action`` (apply only, for
+callers that took the action from a legal mask they computed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import njit
+from ..melds.positions import pos_type
+from ..rulevec import (
+    DISCARD_DRAW_BEFORE_OPENING_ANY, JOKER_SWAP_RETRIEVE, R_CALL_PENALTY_CARDS, R_COUNT_DENIED_CALLS,
+    R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_JOKER_SWAP, R_KEEP_TOP_DISCARD_ON_RESHUFFLE,
+    R_NEW_MELDS_AFTER_OPENING, R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
+)
+from .common import _dir, _holds_any, _steps_between
+from .fit import _apply_tack, _move_target, set_joker_meaning
+from .flow import _end_turn, _enter_play, _finish_hand, _next_caller, _pop_stock, _start_turn, _void_deal
+from .layout import (
+    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS,
+    A_SETSWAP, A_SHIFT, A_TACK, A_UPSWAP, EV_NONE, EV_WENT_OUT, G_ACTIVE, G_AFTER_ALLOW, G_CALLER,
+    G_CALL_DONE, G_DISC_N, G_FREED, G_LAID_THIS_TURN, G_LAST_EVENT, G_MANIPS, G_NP, G_N_MELDS,
+    G_OPEN_DEBT, G_OWED, G_PHASE, G_PLAN_DEBT, G_STEPS, G_TAKEN, G_TAKEN_MUST, G_TO_ACT, JOKER, L_MAX,
+    MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_TYPES, PH_ALLOW,
+    PH_DRAW, PH_UPSWAP, PS_CALLS, PS_LAID,
+)
+from .legality import check_action, draw_mode
+from .manipulation import _manip_apply, _placed_type, _set_swap_slot, _swap_joker_out
+from .plans import _K_RUN, _K_SET, _clear_plans, _plan_count, compute_plans
+
+
+@njit(_nrt=False)
+def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
+    """Put plan ``k`` on the table as new melds owned by the active player."""
+    p = gs[g, G_ACTIVE]
+    taken = gs[g, G_TAKEN]
+    for i in range(plan_n[g, k, 0]):
+        m = gs[g, G_N_MELDS]
+        kind = plan[g, k, i, 0]
+        for j in range(L_MAX):
+            mcards[g, m, j] = -1
+            mas[g, m, j] = -1
+        minfo[g, m, MI_OWNER] = p
+        if kind == _K_RUN:
+            s = plan[g, k, i, 1]
+            lo = plan[g, k, i, 2]
+            hi = plan[g, k, i, 3]
+            jmask = plan[g, k, i, 4]
+            nj = 0
+            for q in range(lo, hi + 1):
+                typ = pos_type(s, q)
+                mas[g, m, q] = typ
+                if (jmask >> q) & 1:
+                    mcards[g, m, q] = JOKER
+                    hands[g, p, JOKER] -= 1
+                    nj += 1
+                else:
+                    mcards[g, m, q] = typ
+                    hands[g, p, typ] -= 1
+                    if typ == taken:
+                        gs[g, G_TAKEN] = -1
+            minfo[g, m, MI_KIND] = MK_RUN
+            minfo[g, m, MI_KEY] = s
+            minfo[g, m, MI_LO] = lo
+            minfo[g, m, MI_HI] = hi
+            minfo[g, m, MI_LEN] = hi - lo + 1
+            minfo[g, m, MI_NJ] = nj
+        elif kind == _K_SET:
+            r = plan[g, k, i, 1]
+            n = 0
+            for s in range(4):
+                typ = s * 13 + r
+                for c in range(plan[g, k, i, 2 + s]):
+                    mcards[g, m, n] = typ
+                    mas[g, m, n] = typ
+                    hands[g, p, typ] -= 1
+                    if typ == taken:
+                        gs[g, G_TAKEN] = -1
+                    n += 1
+            minfo[g, m, MI_KIND] = MK_SET
+            minfo[g, m, MI_KEY] = r
+            minfo[g, m, MI_LO] = 0
+            minfo[g, m, MI_LEN] = n
+            nj = plan[g, k, i, 6]
+            for c in range(nj):
+                mas[g, m, n] = set_joker_meaning(minfo, mas, g, m)
+                mcards[g, m, n] = JOKER
+                hands[g, p, JOKER] -= 1
+                n += 1
+                minfo[g, m, MI_LEN] = n
+            minfo[g, m, MI_HI] = n - 1
+            minfo[g, m, MI_NJ] = nj
+        else:
+            nj = plan[g, k, i, 6]
+            for c in range(nj):
+                mcards[g, m, c] = JOKER
+                hands[g, p, JOKER] -= 1
+            minfo[g, m, MI_KIND] = MK_JSET
+            minfo[g, m, MI_KEY] = -1
+            minfo[g, m, MI_LO] = 0
+            minfo[g, m, MI_HI] = nj - 1
+            minfo[g, m, MI_LEN] = nj
+            minfo[g, m, MI_NJ] = nj
+        gs[g, G_N_MELDS] = m + 1
+    if ps[g, p, PS_LAID] == 0:
+        ps[g, p, PS_LAID] = 1
+        gs[g, G_LAID_THIS_TURN] = 1
+    _clear_plans(plan_n, g)
+
+
+@njit(_nrt=False)
+def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a):
+    """Apply action ``a`` to game ``g``.  Returns 0, or an ``E_*`` code (state unchanged)."""
+    err = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                       hwin, rv, g, a)
+    if err != 0:
+        return err
+    return apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                        hwin, rv, g, a)
+
+
+@njit(_nrt=False, inline="always")
+def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                 rv, g, a):
+    """``step`` without its legality check, for callers that already asked ``check_action`` about
+    this very state (the closed loops, whose ``seat_action`` returns only checked actions): the
+    check is a sizeable share of a hand.  An unchecked illegal action corrupts the state."""
+    gs[g, G_STEPS] += 1
+    gs[g, G_LAST_EVENT] = EV_NONE
+    act = gs[g, G_ACTIVE]
+    n = gs[g, G_NP]
+    d = _dir(rv)
+    if gs[g, G_PHASE] == PH_UPSWAP:
+        if a != A_PASS:
+            dealer = gs[g, G_TO_ACT]
+            t = a - A_UPSWAP
+            top = gs[g, G_DISC_N] - 1
+            hands[g, dealer, disc[g, top]] += 1
+            hands[g, dealer, t] -= 1
+            disc[g, top] = t
+        _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, act)
+        return 0
+    if a == A_PASS:
+        c = _next_caller(gs, ps, disc_by, rv, g, _steps_between(act, gs[g, G_TO_ACT], n, d) + 1)
+        if c >= 0:
+            gs[g, G_TO_ACT] = c
+        else:
+            gs[g, G_PHASE] = PH_DRAW
+            gs[g, G_TO_ACT] = act
+    elif a == A_CALL:
+        gs[g, G_CALLER] = gs[g, G_TO_ACT]
+        gs[g, G_PHASE] = PH_ALLOW
+        gs[g, G_TO_ACT] = act
+    elif a == A_ALLOW:
+        c = gs[g, G_CALLER]
+        top = gs[g, G_DISC_N] - 1
+        hands[g, c, disc[g, top]] += 1
+        disc[g, top] = -1
+        disc_by[g, top] = -1
+        gs[g, G_DISC_N] = top
+        for i in range(rv[R_CALL_PENALTY_CARDS]):
+            x = _pop_stock(gs, stock, disc, disc_by, rv, g, False)
+            if x >= 0:
+                hands[g, c, x] += 1
+        ps[g, c, PS_CALLS] += 1
+        gs[g, G_CALL_DONE] = 1
+        gs[g, G_AFTER_ALLOW] = 1
+        gs[g, G_CALLER] = -1
+        gs[g, G_PHASE] = PH_DRAW
+        gs[g, G_TO_ACT] = act
+    elif a == A_DENY:
+        c = gs[g, G_CALLER]
+        top = gs[g, G_DISC_N] - 1
+        t = np.int64(disc[g, top])
+        hands[g, act, t] += 1
+        disc[g, top] = -1
+        disc_by[g, top] = -1
+        gs[g, G_DISC_N] = top
+        gs[g, G_TAKEN] = t
+        if rv[R_COUNT_DENIED_CALLS] == 1:
+            ps[g, c, PS_CALLS] += 1
+        gs[g, G_CALL_DONE] = 1
+        gs[g, G_CALLER] = -1
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+    elif a == A_DRAW_STOCK:
+        x = _pop_stock(gs, stock, disc, disc_by, rv, g, rv[R_KEEP_TOP_DISCARD_ON_RESHUFFLE] == 1)
+        if x < 0:
+            _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
+            return 0
+        hands[g, act, x] += 1
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+    elif a == A_DRAW_DISCARD:
+        if draw_mode(gs, ps, rv, g, act) != DISCARD_DRAW_BEFORE_OPENING_ANY:
+            gs[g, G_TAKEN_MUST] = 1          # must be melded this turn (only such actions allowed)
+        top = gs[g, G_DISC_N] - 1
+        t = np.int64(disc[g, top])
+        hands[g, act, t] += 1
+        disc[g, top] = -1
+        disc_by[g, top] = -1
+        gs[g, G_DISC_N] = top
+        gs[g, G_TAKEN] = t
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+    elif a == A_END_TURN:
+        _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
+    else:
+        # an opened player with no new melds who gains no card: a sub-hand has no melds either, so
+        # there is nothing to recompute (not so before the opening: V1's kalooki may appear)
+        no_plan = ps[g, act, PS_LAID] == 1 and plan_n[g, 0, 0] < 0 and gs[g, G_PLAN_DEBT] == 0
+        gained = False
+        if a < A_DISCARD:
+            owed = gs[g, G_OWED]
+            if owed >= 0 and _plan_count(plan[g, a - A_LAY], plan_n[g, a - A_LAY, 0], owed) > 0:
+                gs[g, G_OWED] = -1
+        else:
+            # one card type moves from the hand to the table: what it settles, settled here
+            placed = _placed_type(gs, minfo, g, a)
+            if placed >= 0:
+                if placed == gs[g, G_OWED]:
+                    gs[g, G_OWED] = -1
+                if placed == gs[g, G_TAKEN]:
+                    gs[g, G_TAKEN] = -1
+                if placed == JOKER and gs[g, G_FREED] > 0:
+                    gs[g, G_FREED] -= 1
+        if a < A_DISCARD:
+            k = a - A_LAY
+            nj = _plan_count(plan[g, k], plan_n[g, k, 0], JOKER)
+            if gs[g, G_FREED] > 0:
+                gs[g, G_FREED] = gs[g, G_FREED] - nj if gs[g, G_FREED] > nj else 0
+            if ps[g, act, PS_LAID] == 0:
+                gs[g, G_OPEN_DEBT] = gs[g, G_PLAN_DEBT]      # A43: lay-offs complete the opening
+            _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k)
+            if nj > 0 and gs[g, G_TAKEN] == JOKER:
+                gs[g, G_TAKEN] = -1          # a joker taken from the pile went into a meld
+        elif a < A_TACK:
+            t = a - A_DISCARD
+            hands[g, act, t] -= 1
+            k = gs[g, G_DISC_N]
+            disc[g, k] = t
+            disc_by[g, k] = act
+            gs[g, G_DISC_N] = k + 1
+            if _holds_any(hands, g, act):
+                _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore,
+                          hwin, rv, g)
+                return 0
+        elif a < A_MOVE:
+            m = (a - A_TACK) // N_TYPES
+            t = (a - A_TACK) % N_TYPES
+            v = _apply_tack(minfo, mcards, mas, rv, g, m, t)
+            if gs[g, G_OPEN_DEBT] > 0:
+                gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
+            hands[g, act, t] -= 1
+        elif a >= A_SHIFT:                               # table manipulation M1-M5
+            c = _manip_apply(gs, hands, minfo, mcards, mas, g, act, a)
+            gs[g, G_MANIPS] += 1
+            gained = c >= 0
+            if c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
+                gs[g, G_OWED] = c
+        elif a >= A_SETSWAP:
+            gained = True
+            m = (a - A_SETSWAP) // 4
+            nat = ((a - A_SETSWAP) % 4) * 13 + minfo[g, m, MI_KEY]
+            _swap_joker_out(hands, minfo, mcards, mas, g, act, m,
+                            _set_swap_slot(minfo, mcards, mas, g, m, nat), nat)
+            if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
+                gs[g, G_FREED] += 1
+        elif rv[R_JOKER_SWAP] == JOKER_SWAP_RETRIEVE:
+            gained = True
+            m = (a - A_MOVE) // 15
+            q = (a - A_MOVE) % 15
+            _swap_joker_out(hands, minfo, mcards, mas, g, act, m, q, pos_type(minfo[g, m, MI_KEY], q))
+            if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
+                gs[g, G_FREED] += 1
+        else:
+            m = (a - A_MOVE) // 15
+            q = (a - A_MOVE) % 15
+            dest = _move_target(minfo, mcards, rv, g, m, q)
+            nat = pos_type(minfo[g, m, MI_KEY], q)
+            mcards[g, m, q] = nat
+            hands[g, act, nat] -= 1
+            mcards[g, m, dest] = JOKER
+            mas[g, m, dest] = pos_type(minfo[g, m, MI_KEY], dest)
+            if dest < minfo[g, m, MI_LO]:
+                minfo[g, m, MI_LO] = dest
+            if dest > minfo[g, m, MI_HI]:
+                minfo[g, m, MI_HI] = dest
+            minfo[g, m, MI_LEN] += 1
+        if not _holds_any(hands, g, act):                # went out (A3)
+            _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
+                         rv, g, act, EV_WENT_OUT)
+        elif rv[R_NEW_MELDS_AFTER_OPENING] == 1 and (gained or not no_plan):
+            compute_plans(gs, ps, hands, plan, plan_n, rv, g)   # the hand changed: new plans
+    return 0
