@@ -148,6 +148,9 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
     with tqdm(total=a.generations, initial=len(history), disable=not progress, desc="CMA-ES", unit=" gen") as bar:
         while len(history) < a.generations:
             g = len(history)
+            # cma samples from numpy's global generator: seeding it per generation makes a resumed
+            # run draw what an uninterrupted one draws
+            np.random.seed((a.seed * 1_000_003 + g) % 2**32)
             zs = es.ask()
             f = prob.evaluate(zs, g)
             es.tell(zs, list(f))

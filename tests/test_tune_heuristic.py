@@ -1,0 +1,54 @@
+"""experiments/tune_heuristic.py on tiny settings: it runs, saves a named strategy, checks it on
+fresh deals, and an interrupted run resumes to the same result."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from kalooki_sim.strategies import load_strategy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("tune_heuristic", ROOT / "experiments" / "tune_heuristic.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_tiny_tuning_run_saves_and_checks_a_strategy(tmp_path):
+    tune = _module()
+    a = tune.TuneArgs(generations=2, popsize=4, deals_per_generation=12, out=str(tmp_path / "run"),
+                      save_as="greedy-tiny", strategies_dir=str(tmp_path / "agents"), check_deals=16)
+    res = tune.tune(a, progress=False)
+    assert set(res["params"]) == {"call_threshold", "draw_threshold", "gap_weight"}
+    assert (tmp_path / "run" / "learning_curve.png").stat().st_size > 0
+    s = load_strategy(str(tmp_path / "agents" / "greedy-tiny.toml"))
+    assert s.agent == "greedy"
+    assert s.params[1] == pytest.approx(res["params"]["call_threshold"], rel=1e-5)
+    chk = json.loads((tmp_path / "run" / "check.json").read_text())
+    assert chk["n_deals"] == 16 and chk["lo"] <= chk["diff"] <= chk["hi"]
+    assert (tmp_path / "run" / "check" / "results.md").exists()
+
+
+def test_tuning_resumes_to_the_same_result(tmp_path):
+    tune = _module()
+    kw = dict(popsize=4, deals_per_generation=10)
+    whole = tune.tune(tune.TuneArgs(generations=3, out=str(tmp_path / "whole"), **kw), progress=False)
+    # stop after one generation (as an interrupted run would leave it), then resume to three
+    tune.tune(tune.TuneArgs(generations=1, out=str(tmp_path / "cut"), **kw), progress=False)
+    state = tmp_path / "cut" / "state.pkl"
+    import pickle
+
+    st = pickle.loads(state.read_bytes())
+    st["args"]["generations"] = 3                  # the same run, asked for all its generations
+    state.write_bytes(pickle.dumps(st))
+    with pytest.raises(SystemExit):
+        tune.tune(tune.TuneArgs(generations=3, out=str(tmp_path / "cut"), **kw), progress=False)
+    again = tune.tune(tune.TuneArgs(generations=3, out=str(tmp_path / "cut"), **kw), resume=True, progress=False)
+    assert again["history"] == whole["history"] and again["params"] == whole["params"]
