@@ -10,7 +10,8 @@ are compared on identical cards; its fitness is its mean win share (or mean pena
 ``objective``).  CMA-ES (the ``cma`` package) searches the parameters named by ``params`` within
 ``agents.base.PARAM_BOUNDS``, scaled to [0, 1].  After every generation the optimiser's state and
 the learning curve are written atomically to ``out``, so an interrupted run resumes where it
-stopped (``--resume``) and ends as an uninterrupted one would.  At the end the tuned row (CMA's
+stopped (``--resume``): no generation is lost or played twice.  (A resumed run continues from the
+pickled optimiser; its later samples are not guaranteed to equal an uninterrupted run's.)  At the end the tuned row (CMA's
 favourite mean) is saved as a named strategy ``configs/agents/<save_as>.toml``, and a fresh
 duplicate tournament on deals never used for tuning (``check_seed``) compares it with its untuned
 self: ``check/results.md`` has the paired difference and its 95 % interval.
@@ -210,7 +211,7 @@ def save_strategy(a: TuneArgs, prob: Problem, row) -> Path:
 def check(a: TuneArgs, out: Path) -> dict:
     """A fresh duplicate tournament (seed ``check_seed``: deals never used in tuning): tuned vs untuned
     among the field; returns the paired difference of their win shares with its 95 % interval."""
-    from kalooki_sim.tournament import TournamentConfig, run_tournament
+    from kalooki_sim.tournament import TournamentConfig, entrant_labels, run_tournament
 
     path = Path(a.strategies_dir) / f"{a.save_as}.toml"
     cfg = TournamentConfig(variant=a.variant, players=len(a.field) + 1,
@@ -221,9 +222,10 @@ def check(a: TuneArgs, out: Path) -> dict:
 
     tab = pd.read_csv(run.path / "results.csv")
     diff = tab[(tab["table"] == "win share: paired differences")]
-    row = diff[((diff["a"] == a.save_as) & (diff["b"] == a.strategy)) | ((diff["b"] == a.save_as) & (diff["a"] == a.strategy))]
+    tuned, untuned = entrant_labels(cfg.agents)[:2]     # the entrants' labels in the tables
+    row = diff[((diff["a"] == tuned) & (diff["b"] == untuned)) | ((diff["b"] == tuned) & (diff["a"] == untuned))]
     r = row.iloc[0]
-    sign = 1 if r["a"] == a.save_as else -1
+    sign = 1 if r["a"] == tuned else -1
     lo, hi = sorted((sign * r["lo"], sign * r["hi"]))
     res = {"diff": float(sign * r["diff"]), "lo": float(lo), "hi": float(hi), "n_deals": int(r["n_deals"])}
     (out / "check.json").write_text(json.dumps(res, indent=2))

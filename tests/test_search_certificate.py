@@ -128,8 +128,9 @@ def test_legality_checks_leave_the_position_unchanged():
     raw = game.copy()
     raw.state.plan[:, :, L.PLAN_MELDS:] = 0                        # a clean scratch and no certificate
     raw.state.ps[:, :, L.PS_CERT:L.NPS] = 0
+    clean = raw.state.copy()
     assert core.check_action(*raw.state.arrays(), raw.rv, 0, L.A_DRAW_DISCARD) == L.E_NOT_USABLE
-    assert not (raw.state.plan == game.state.plan).all()        # the search ran in the scratch
+    assert not (raw.state.plan == clean.plan).all()             # the search ran in the scratch
     assert raw.state.ps[0, 0, L.PS_CERT] == 1                     # and certified the hand with 9C
     before = game.state.copy()
     with pytest.raises(IllegalActionError):
