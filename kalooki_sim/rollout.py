@@ -92,13 +92,19 @@ def seating_table(seat_policies, n_games: int, n_players: int, params=None):
     ``seat_policies``: one lineup for every game (names or ids, one per seat) or a ``[G, n]`` table
     of ids; ``params``: ``None`` (defaults), one row per seat ``[n, k]`` (or one row ``[k]`` for
     all), or one per game and seat ``[G, n, k]``."""
-    sp = np.asarray(seat_policies, dtype=object)
+    sp = np.asarray(seat_policies)
     if sp.ndim == 2:
         if sp.shape != (n_games, n_players):
             raise ValueError(f"a per-game seating must be {n_games} x {n_players} (games x seats), "
                              f"got {sp.shape[0]} x {sp.shape[1]}")
-        seats = np.array([[policy_id(x) for x in row] for row in sp], dtype=np.int64).reshape(n_games, n_players)
-        lineup = [policy_id(x) for x in np.unique(seats)] if seats.size else [0]
+        if sp.dtype.kind in "iu":           # ids: each distinct one checked once
+            seats = np.ascontiguousarray(sp, dtype=np.int64)
+            for x in np.unique(seats):
+                policy_id(int(x))
+        else:
+            seats = np.array([[policy_id(x) for x in row] for row in sp.astype(object)],
+                             dtype=np.int64).reshape(n_games, n_players)
+        lineup = [policy_id(int(x)) for x in np.unique(seats)] if seats.size else [0]
     else:
         if len(seat_policies) != n_players:
             raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")

@@ -79,6 +79,19 @@ def schedule(n_entrants: int, n_players: int, deal: int) -> np.ndarray:
     return np.array([np.roll(table, -r) for r in range(n_players)], dtype=np.int64)
 
 
+def schedules(n_entrants: int, n_players: int, deals) -> np.ndarray:
+    """``schedule`` of every deal at once: ``int64[len(deals), n_players, n_players]``."""
+    n = n_players
+    deals = np.asarray(deals, dtype=np.int64)
+    if n_entrants >= n:
+        tables = np.array(_tables(n_entrants, n), dtype=np.int64)
+        table = tables[deals % len(tables)]                                   # [D, n]
+    else:
+        table = np.tile(np.arange(n, dtype=np.int64) % n_entrants, (len(deals), 1))
+    rot = (np.arange(n)[None, :] + np.arange(n)[:, None]) % n               # [r, s] -> (s + r) % n
+    return table[:, rot]
+
+
 def _tables(k: int, n: int) -> list[tuple[int, ...]]:
     """The tables the deals cycle through: every ``n``-subset of ``k`` entrants when there are few,
     else a cyclic design (``n`` consecutive entrants, every start) that still seats each pair."""
@@ -129,8 +142,7 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
     deals = np.asarray(deals, dtype=np.int64)
     names = np.asarray(strategy_names if strategy_names is not None else labels, dtype=object)
     labels = np.asarray(labels, dtype=object)
-    seatings = (np.concatenate([schedule(len(labels), n, int(d)) for d in deals]) if len(deals)
-                else np.zeros((0, n), dtype=np.int64))
+    seatings = schedules(len(labels), n, deals).reshape(-1, n)
     game_ids = np.repeat(deals, n)
     extra = {}
     if mode == "matches":
