@@ -17,8 +17,10 @@ tallies (lay-down turns, calls) and, when the engine ends a hand, passes it to t
 Per game row ``b`` the loop reads its seating: ``seats[b, p]`` the agent id of real player ``p``
 (``EXTERNAL`` = -1: decided outside) and ``params[b, p]`` its parameter row.  One batch can hold a
 different seating in every game (every rotation of a lineup on the same deals).  Each seat's policy
-randomness is stream ``STREAM_POLICY_BASE + p`` of (seed, game id) of the *real* player ``p``, so a
-game is a pure function of (rules, seating, parameters, seed, game id).
+randomness is stream ``STREAM_POLICY_BASE + stream`` of (seed, game id), ``stream`` given per game
+and real player (``start``'s ``game_streams``: the seat number unless a driver says otherwise; a
+tournament gives each entrant its own), so a game is a pure function of (rules, seating,
+parameters, streams, seed, game id).
 
 Arrays of a loop (``LoopArrays`` builds them): the engine state (13 arrays), the sheet
 (``sp, sx, sev``), ``seats, params``, ``keys`` (uint64[B, P_MAX]) and ``ctrs`` (int64[B, P_MAX]) of
