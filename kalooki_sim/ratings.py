@@ -120,9 +120,11 @@ def openskill_ratings(orders: pd.DataFrame, group: str | None = None, model=None
         for a, team in zip(seats, new):
             upd.setdefault(a, []).append(team[0])
         for a, rs in upd.items():
-            r = model.rating(mu=float(np.mean([x.mu for x in rs])), sigma=float(np.mean([x.sigma for x in rs])),
-                             name=str(a))
-            ratings[a] = r
+            if len(rs) == 1:            # one seat: its update as it is (the mean of one value)
+                ratings[a] = rs[0]
+            else:
+                ratings[a] = model.rating(mu=sum(x.mu for x in rs) / len(rs),
+                                          sigma=sum(x.sigma for x in rs) / len(rs), name=str(a))
             games[a] += 1
     out = pd.DataFrame({group: agents, "mu": [ratings[a].mu for a in agents],
                         "sigma": [ratings[a].sigma for a in agents],
