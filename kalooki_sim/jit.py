@@ -1,10 +1,10 @@
 """One project-wide numba wrapper so every kernel is compiled the same way.
 
 ``cache=True`` keeps compiled code on disk between processes (tests and CLI runs start in seconds
-instead of recompiling); ``nogil`` lets the thread backend run kernels side by side.  No object
+instead of recompiling); ``nogil`` lets ``lanes.run_lanes`` run kernels on threads side by side.  No object
 mode anywhere: a kernel that cannot be typed must fail loudly at compile time.
 
-Everything below applies to the project's kernels only (the dispatchers ``njit``/``pnjit`` make,
+Everything below applies to the project's kernels only (the dispatchers ``njit`` makes,
 all of class ``KernelDispatcher``); importing the package changes no numba setting, so numba
 functions of other code in the same process compile and cache as they would without it.
 
@@ -13,7 +13,7 @@ by a hash of its source), not the modules it calls, so after an edit to the engi
 rollout kernel would silently run the old engine.  Unless ``NUMBA_CACHE_DIR`` is set, the kernels
 are therefore cached in ``~/.cache/kalooki-sim/numba/<digest>-O<level>`` (``KernelDispatcher``'s
 own cache locator), where ``<digest>`` hashes the *kernel sources* (``kernel_sources``): every
-module of ``kalooki_sim/`` and ``agents/`` that makes kernels (imports ``njit``/``pnjit`` from
+module of ``kalooki_sim/`` and ``agents/`` that makes kernels (imports ``njit`` from
 here, or a numba decorator: ``intrinsic``, ``overload``, ...), and every project module those
 import from, transitively, at any depth of the file (a kernel reads the module-level constants
 of what its module imports, e.g. ``rulevec.R_*``, ``engine.layout``, as compile-time globals).
@@ -45,7 +45,7 @@ from numba.core.registry import CPUDispatcher
 
 from . import jit_cache
 
-__all__ = ["njit", "pnjit", "cache_dir", "kernel_sources", "KernelDispatcher", "OPT_LEVEL"]
+__all__ = ["njit", "cache_dir", "kernel_sources", "KernelDispatcher", "OPT_LEVEL"]
 
 _ROOT = Path(__file__).resolve().parent
 _AGENTS = _ROOT.parent / "agents"       # a source checkout: agents/ sits beside the package
@@ -57,7 +57,7 @@ _AGENTS = _ROOT.parent / "agents"       # a source checkout: agents/ sits beside
 OPT_LEVEL = 2
 
 # Names whose import marks a module as one that makes kernels.
-_KERNEL_MAKERS = {"njit", "pnjit", "jit", "intrinsic", "overload", "overload_method",
+_KERNEL_MAKERS = {"njit", "jit", "intrinsic", "overload", "overload_method",
                   "overload_attribute", "register_jitable", "generated_jit", "vectorize",
                   "guvectorize", "cfunc", "stencil"}
 
@@ -112,7 +112,7 @@ def _imports(path: Path) -> tuple[set[Path], bool]:
                 base = ".".join(anchor + ([base] if base else []))
             names = {a.name for a in node.names}
             if base == "kalooki_sim.jit":
-                makes_kernels |= bool(names & {"njit", "pnjit"})
+                makes_kernels |= "njit" in names
             elif base.split(".")[0] == "numba":
                 makes_kernels |= bool(names & _KERNEL_MAKERS)
             for n in names:     # ``from pkg import sub`` reads sub; ``from mod import X`` reads mod
@@ -267,13 +267,3 @@ def njit(fn=None, *, specialise_constants=True, **kw):
         return disp
 
     return compile_ if fn is None else compile_(fn)
-
-
-def pnjit(fn=None, **kw):
-    """Parallel variant for kernels with a ``numba.prange`` loop over games.
-
-    numba types a ``prange`` index as int64 when it types the kernel and as uint64 when it compiles
-    the parallel body, so a kernel called with the raw index is compiled twice, with every callee
-    (a cold rollout compile spent 515 of its 1,187 s on the second ``_play_game``).  Loops
-    therefore pass ``np.uint64(i)`` on: one compile, the same code the parallel body ran before."""
-    return njit(fn, parallel=True, **kw)

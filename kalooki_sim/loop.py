@@ -8,7 +8,7 @@ tallies (lay-down turns, calls) and, when the engine ends a hand, passes it to t
 (``engine.match_flow``: the score sheet, the next deal) and writes the hand's result rows.  So:
 
 * ``rollout.simulate`` (the closed loop, millions of hands) runs ``advance`` with no external seat
-  over ``prange`` lanes (``closed_loop``);
+  over lanes on threads (``closed_loop``, ``lanes.run_lanes``);
 * the lockstep environment, ``Game`` and replay recording run the same ``advance``/``act`` from
   Python; with ``CX_PAUSE`` set every seat is treated as external, and ``agent_action`` asks the
   seat's compiled agent what it would play (the same call, the same random stream, as inside the
@@ -33,7 +33,6 @@ win shares), where ``O`` is the output row ``ctx[b, CX_OUT]`` of the game (-1: n
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from .agents.base import EXTERNAL
 from .agents.compiled import KNOWN_LEN, seat_action
@@ -48,7 +47,8 @@ from .engine.match_flow import (
     SP_RIPS, SP_TOTAL, SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN,
     SX_N_MWIN, SX_POOL, begin_match, end_hand, new_sheet, next_hand,
 )
-from .jit import njit, pnjit
+from .jit import njit
+from .lanes import run_lanes
 from .match import EV_PAYMENT, EV_PENALTY, EV_STATUS, penalty_multiplier
 from .rng import rng_key
 from .rulevec import R_COUNT_DENIED_CALLS, R_N_ROUNDS
@@ -397,18 +397,19 @@ def agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                        plan_n, hscore, hwin, rv, b, seat, known[b], scratch, keys[b, p], ctrs[b, p:p + 1])
 
 
-@pnjit
+@njit
 def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, out_err,
                 game_seats, game_params, game_streams, wants, seed, game_ids, first_hand, hand_limit, max_steps,
-                check, o_from, o_to):
+                check, o_from, o_to, lane_from, lane_to):
     """Games ``o`` in ``o_from .. o_to - 1`` (id ``game_ids[o]``, seating ``game_seats[o]``) to their
-    end, into output row ``o``; state row ``i`` (a lane) plays games ``i, i + lanes, ...``.
+    end, into output row ``o``; state row ``i`` (a lane; this call plays the lanes ``lane_from ..
+    lane_to - 1``, see ``lanes.run_lanes``) plays games ``i, i + lanes, ...``.
     ``first_hand >= 0`` plays single hands: game ``o``'s hand is ``game_ids[o] % n_rounds``."""
     n_lanes = gs.shape[0]
     n_rounds = rv[R_N_ROUNDS]
-    for i in prange(n_lanes):
-        ln = np.uint64(i)       # one signature for the kernels below (see ``jit.pnjit``)
+    for i in range(lane_from, lane_to):
+        ln = np.uint64(i)       # the engine's kernels take the game row as uint64
         for o in range(o_from + ln, o_to, n_lanes):
             gid = game_ids[o]
             fh = -1 if first_hand < 0 else gid % n_rounds
@@ -424,11 +425,11 @@ def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
                 out_err[o] = ERR_ILLEGAL        # an external seat in a closed loop
 
 
-@pnjit
-def advance_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, status):
-    """``advance`` for the rows ``which`` in parallel (lockstep drivers); ``status[k]`` for row ``which[k]``."""
-    for k in prange(which.shape[0]):
+@njit
+def _advance_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                  sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, status,
+                  k_from, k_to):
+    for k in range(k_from, k_to):
         kk = np.uint64(k)
         b = np.uint64(which[kk])
         status[kk] = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
@@ -436,13 +437,11 @@ def advance_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                             mrows, mwin)
 
 
-@pnjit
-def act_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-             sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, actions,
-             result):
-    """``act`` then ``advance`` for the rows ``which`` in parallel: ``result[k]`` is the error of
-    ``act`` (0 fine) and, when fine, the status is in ``ctx[which[k], CX_STATUS]``."""
-    for k in prange(which.shape[0]):
+@njit
+def _act_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+              sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, actions,
+              result, k_from, k_to):
+    for k in range(k_from, k_to):
         kk = np.uint64(k)
         b = np.uint64(which[kk])
         e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
@@ -451,3 +450,22 @@ def act_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan
         if e == 0:
             advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                     b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
+
+
+# rows a thread must have before a lockstep call is split over threads (a thread hop costs more
+# than advancing a few games to their next decision)
+_ROWS_PER_THREAD = 16
+
+
+def advance_rows(*args) -> None:
+    """``advance`` for the rows ``which`` (lockstep drivers), over threads: the arguments are those
+    of ``advance`` without ``b``, then ``which`` (int64[K]) and ``status`` (int64[K]: the status of
+    row ``which[k]``)."""
+    run_lanes(_advance_rows, len(args[-2]), *args, min_per_thread=_ROWS_PER_THREAD)
+
+
+def act_rows(*args) -> None:
+    """``act`` then ``advance`` for the rows ``which``, over threads: the arguments are those of
+    ``advance`` without ``b``, then ``which``, ``actions`` (int64[K]) and ``result`` (int64[K]: the
+    error of ``act``, 0 fine; when fine the status is in ``ctx[which[k], CX_STATUS]``)."""
+    run_lanes(_act_rows, len(args[-3]), *args, min_per_thread=_ROWS_PER_THREAD)

@@ -2,7 +2,7 @@
 
 The driver of ``loop.closed_loop``: it lays out the seating of every game (one lineup for all, or
 one per game: ``seat_policies`` as a ``[n_games, n_players]`` table), runs the games in chunks over
-``prange`` lanes, and turns the loop's result planes into columns.  Every game is a pure function of
+lanes on threads (``lanes.run_lanes``), and turns the loop's result planes into columns.  Every game is a pure function of
 (rules, seating, parameters, seed, game id), so results are identical for any thread count, batch
 size or ``first_game_id`` split.
 
@@ -21,6 +21,7 @@ from .loop import (
     M_ACTIVE, M_BB, M_FINISHED, M_HANDS, M_KALOOKIS, M_MATCH_HANDS, M_MONEY, M_POLICY, M_POOL, M_RIPS,
     M_TOTAL, M_UNITS, R_VALID, ROW_COLUMNS, LoopArrays, closed_loop,
 )
+from .lanes import run_lanes
 from .match import BUY_BACK_ALWAYS, BUY_BACK_NEVER
 
 __all__ = ["simulate", "seating_table", "buy_back_flags", "match_length", "max_steps_per_hand", "HAND_COLUMNS",
@@ -210,9 +211,9 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
             out = lanes.outputs(c1 - c0, H, n_players)
         base = 0 if whole else c0
         err = np.zeros(out[0].shape[1], dtype=np.int64)
-        closed_loop(*lanes.state.arrays(), rv, *lanes.loop_arrays(), *out, err,
-                    seats[base:], pm[base:], streams[base:], wants, seed, game_ids[base:], first_hand, H, int(max_steps),
-                    bool(check), c0 - base, c1 - base)
+        run_lanes(closed_loop, lanes.state.batch, *lanes.state.arrays(), rv, *lanes.loop_arrays(), *out, err,
+                  seats[base:], pm[base:], streams[base:], wants, seed, game_ids[base:], first_hand, H, int(max_steps),
+                  bool(check), c0 - base, c1 - base)
         bad = np.nonzero(err[c0 - base:c1 - base])[0]
         if bad.size:
             i = int(bad[0]) + c0

@@ -1,11 +1,10 @@
-"""How many times a kernel called from other kernels is compiled (``kalooki_sim.jit``).
+"""How many times a kernel called from other kernels is compiled (``kalooki_sim.jit``), and how
+batches run on threads (``kalooki_sim.lanes``).
 
-numba types a ``prange`` index as int64 when it types the kernel and as uint64 when it compiles
-the parallel body: a callee given the raw index was compiled for both, and for the closed loop
-that is the whole engine and greedy twice (515 of 1,187 s of a cold rollout compile).  A constant
-argument gets a compile of its own (kept where it speeds the loop up, erased where those copies
-are dead code).  The small kernels here are not cached, so their dispatchers list exactly what
-this process compiled.
+A constant argument gets a compile of its own (kept where it speeds the loop up, erased where
+those copies are dead code).  numba's parallel kernels compiled the whole closed loop into their
+gufunc and again around it, so the package has none: batches run over lanes on threads.  The
+small kernels here are not cached, so their dispatchers list exactly what this process compiled.
 """
 
 from __future__ import annotations
@@ -13,12 +12,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numba
 import numpy as np
-from numba import prange
 from numba.core import types
 
 import kalooki_sim
-from kalooki_sim.jit import njit, pnjit
+from kalooki_sim.jit import njit
+from kalooki_sim.lanes import run_lanes
 
 
 @njit(cache=False)
@@ -38,15 +38,10 @@ def _with_constants(x):
 
 
 @njit(cache=False)
-def _row_value(g):
-    return g * 2
-
-
-@pnjit(cache=False)
-def _rows(out):
-    for i in prange(out.shape[0]):
-        g = np.uint64(i)
-        out[g] = _row_value(g)
+def _lanes_kernel(out, calls, lo, hi):
+    for i in range(lo, hi):
+        out[i] += i * 2
+    calls[lo] += 1
 
 
 def test_constants_are_specialised_unless_the_kernel_opts_out():
@@ -56,30 +51,32 @@ def test_constants_are_specialised_unless_the_kernel_opts_out():
     assert _shifted_plain.signatures == [(types.int64, types.int64, types.boolean)]
 
 
-def test_a_converted_prange_index_compiles_the_callee_once():
-    out = np.zeros(5, dtype=np.int64)
-    _rows(out)
-    np.testing.assert_array_equal(out, 2 * np.arange(5))
-    assert _row_value.signatures == [(types.uint64,)]
+def test_run_lanes_covers_every_lane_once_whatever_the_thread_count():
+    old = numba.get_num_threads()
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+            for n, per in ((0, 1), (1, 1), (7, 1), (64, 1), (64, 16), (10, 100)):
+                out = np.zeros(n, dtype=np.int64)
+                calls = np.zeros(max(n, 1), dtype=np.int64)
+                run_lanes(_lanes_kernel, n, out, calls, min_per_thread=per)
+                np.testing.assert_array_equal(out, 2 * np.arange(n))
+                expected = max(1, min(numba.get_num_threads(), n // per))
+                assert calls.sum() == expected, (threads, n, per)
+    finally:
+        numba.set_num_threads(old)
 
 
-def _prange_loops():
+def _kernel_files():
     root = Path(kalooki_sim.__file__).resolve().parent
-    files = sorted(root.rglob("*.py")) + sorted((root.parent / "agents").rglob("*.py"))
-    for path in files:
+    return sorted(root.rglob("*.py")) + sorted((root.parent / "agents").rglob("*.py"))
+
+
+def test_no_kernel_of_the_package_is_parallel():
+    """Batches run on threads (``lanes.run_lanes``): a ``prange`` or ``parallel=True`` kernel would
+    compile the closed loop into a gufunc of its own again."""
+    for path in _kernel_files():
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)
-                    and getattr(node.iter.func, "id", None) == "prange"):
-                yield path.name, node
-
-
-def test_every_prange_loop_of_the_package_converts_its_index_first():
-    loops = list(_prange_loops())
-    assert {name for name, _ in loops} >= {"loop.py", "batch.py"}
-    for name, loop in loops:
-        index = loop.target.id
-        first = loop.body[0]
-        assert ast.unparse(first.value) == f"np.uint64({index})", (name, loop.lineno)
-        uses = [n for stmt in loop.body[1:] for n in ast.walk(stmt)
-                if isinstance(n, ast.Name) and n.id == index]
-        assert not uses, (name, loop.lineno, "the raw prange index is used after its conversion")
+            if isinstance(node, ast.Call):
+                assert getattr(node.func, "id", None) != "prange", (path.name, node.lineno)
+                assert not any(k.arg == "parallel" for k in node.keywords), (path.name, node.lineno)
