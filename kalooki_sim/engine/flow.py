@@ -220,7 +220,7 @@ def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
     _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, fresh):
     """Shuffle and deal the current hand (G_HAND_NO, G_ROUND, G_DEALER, G_DEAL_NO are set).
 
@@ -316,7 +316,7 @@ def hand_ending(gs, rv, g, winner, event):
     return HOW_RIP
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv,
                  g, winner, event):
     """Score the hand (winner 0, the others the penalty of their cards) and end it.
@@ -388,7 +388,7 @@ def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, n_hands):
     """``start_game`` without its deal: for callers that deal a hand of their choice next
     (``deal_hand``), so that the first hand is not shuffled and dealt for nothing."""
@@ -418,7 +418,7 @@ def reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, n_
     gs[g, G_CALLER] = -1
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
               g, hand_no, dealer):
     """Deal hand ``hand_no`` (0-based; its round is ``hand_no % n_rounds``) of an already started

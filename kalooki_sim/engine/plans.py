@@ -63,7 +63,7 @@ def _clear_plans(plan_n, g):
         plan_n[g, k, 1] = 0
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def _best_lay_down(hand, rv, round_idx, min_points, out, work, must, in_reach):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]):
     the rules' opening when ``min_points`` < 0, else new melds worth at least ``min_points`` (1:
@@ -203,7 +203,7 @@ def _certify_no_plan(ps, rv, g, p, hand, laid):
         ps[g, p, PS_CERT_HAND + t] = hand[t]
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     """Would the best lay-down of seat ``p``'s hand plus ``t_add`` minus ``t_rem`` (-1 = none) place
     a card of type ``want``?  (Offer checks for restricted discard draws and joker swaps: the

@@ -132,7 +132,7 @@ def _fits_some_meld(hand, t, held_s, set_min_nat, set_min, set_dup, run_min, lo_
     return False
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def natural_meldable(hand, rv, t):
     """``_fits_some_meld`` under the rule vector: False means no lay-down of ``hand`` (int64 or int8
     counts by card type, jokers at 52) can place natural ``t`` (one it holds), so the search need

@@ -70,7 +70,7 @@ def best_lay_down_must(hand, rv, round_idx, min_points, must, best_stack, best, 
                                ws)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)
 def best_lay_down_known(hand, rv, round_idx, min_points, must, in_reach, best_stack, best, ws):
     """``best_lay_down_must``, also told whether the caller found the contract in reach already
     (``contract_out_of_reach`` said no: the engine asks it first of every draw), so that the search
