@@ -139,9 +139,11 @@ def test_aa_difference_interval_covers_zero_about_95_percent():
 
 def test_resume_after_kill_gives_the_same_tables(tmp_path):
     """A real `kalooki tournament` process killed with SIGKILL mid-run, then resumed, ends with the
-    tables of an uninterrupted run."""
-    args = ["tournament", "--agents", "greedy,random,greedy-explore,greedy-picky", "--deals", "40",
-            "--shard-deals", "4", "--seed", "3", "--quiet"]
+    tables of an uninterrupted run.  100 shards of 2 deals, so that the run is still writing
+    shards (each a parquet file) well after the third one appears and the kill lands mid-run."""
+    n_shards = 100
+    args = ["tournament", "--agents", "greedy,random,greedy-explore,greedy-picky", "--deals", str(2 * n_shards),
+            "--shard-deals", "2", "--seed", "3", "--quiet"]
     whole = tmp_path / "whole"
     cut = tmp_path / "cut"
     env = dict(os.environ)
@@ -157,11 +159,11 @@ def test_resume_after_kill_gives_the_same_tables(tmp_path):
             break
         if p.poll() is not None:
             break
-        time.sleep(0.05)
+        time.sleep(0.005)
     p.send_signal(signal.SIGKILL)
     p.wait()
     n_done = len(list((cut / "seats").glob("shard-*.parquet")))
-    assert 0 < n_done < 10, n_done                # it was stopped part way
+    assert 0 < n_done < n_shards, n_done          # it was stopped part way
     r = run(cut, ["--resume"])
     assert r.returncode == 0, r.stderr
     a = pd.read_csv(whole / "results.csv")
