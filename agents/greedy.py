@@ -162,7 +162,7 @@ def _upswap_pick(hands, rv, g, seat, top, gapw):
     return A_PASS
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                   hscore, hwin, rv, g, seat, known, key, ctr):
     """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
