@@ -437,6 +437,7 @@ METRIC_LABELS = {
     "out_in_one_turn": "going out in one turn (kalooki / down and out)", "calls_per_hand": "allowed calls per hand",
     "loser_penalty": "mean penalty of a loser", "dealer_left_won": "win share of the dealer's left neighbour",
     "win_share": "win share", "penalty": "penalty", "score": "match score (money / total)",
+    "score_abs": "mean absolute match score (money won or lost)",
 }
 
 
@@ -475,6 +476,8 @@ def cell_statistics(cfg: BalanceConfig, cell: Cell, rows: dict[str, pd.DataFrame
     if cell.kind == "match":
         m = rows["matches"]
         metrics.append(_est(m["score"], m["deal"], metric="score", group="", **tag))
+        # money sums to zero over a table: its size is the stake at play
+        metrics.append(_est(m["score"].abs(), m["deal"], metric="score_abs", group="", **tag))
         for s in range(n):
             sel = m["seat"].to_numpy() == s
             metrics.append(_est(m["match_win_share"].to_numpy()[sel], m["deal"].to_numpy()[sel],
