@@ -257,10 +257,11 @@ def findings(t: dict, knob_players: int = 4) -> list[str]:
         cell = f"caribbean/{knob_players}p/"
         g = ld[ld["cell"].str.startswith(cell) & (ld["cell"].str.count("/") == 2)]
         if len(g):
-            t10 = g[g["t"] == 10].sort_values("round")
+            tt = min(10, int(g["t"].max()))
+            t10 = g[g["t"] == tt].sort_values("round")
             if len(t10):
                 lo_r, hi_r = t10.loc[t10["mean"].idxmin()], t10.loc[t10["mean"].idxmax()]
-                out.append(f"**Caribbean lay-downs.** By the 10th table turn a player has laid down with probability "
+                out.append(f"**Caribbean lay-downs.** By the {tt}th table turn a player has laid down with probability "
                            f"{_ci(hi_r['mean'], hi_r.lo, hi_r.hi, pct=True)} in round {int(hi_r['round'])} but only "
                            f"{_ci(lo_r['mean'], lo_r.lo, lo_r.hi, pct=True)} in round {int(lo_r['round'])}.")
     # scores and calls
