@@ -518,8 +518,8 @@ def _laydown(hands: pd.DataFrame, n: int, T: int, tag: dict) -> list[dict]:
     from .stats import cluster_codes
 
     out = []
-    lt = hands["laid_down_turn"].to_numpy()
-    own = np.where(lt >= 0, lt // n + 1, np.iinfo(np.int32).max)
+    lt = hands["laid_down_turn"].to_numpy().astype(np.int64)     # (stored narrow: int8 would overflow below)
+    own = np.where(lt >= 0, lt // n + 1, np.iinfo(np.int64).max)
     for r in sorted(hands["round"].unique()):
         sel = hands["round"].to_numpy() == r
         codes = cluster_codes(hands[sel], "deal")
@@ -605,7 +605,9 @@ def skill_statistics(cell: Cell, seats: pd.DataFrame, n_boot: int = 30, seed: in
         o = orders.iloc[idx].copy()
         # a drawn deal's games become new games
         rep = np.repeat(np.arange(G), sizes[pick])
-        o["game"] = o["game"].to_numpy() + (rep.astype(np.int64) * (int(orders["game"].max()) + 1))
+        # dense codes (the fitter sizes its arrays by the largest game code)
+        key = rep.astype(np.int64) * (int(orders["game"].max()) + 1) + o["game"].to_numpy()
+        o["game"] = np.unique(key, return_inverse=True)[1].astype(np.int64)
         o["cluster"] = rep
         o.attrs = orders.attrs
         try:

@@ -106,7 +106,17 @@ def test_statistics_and_report(tiny_run):
     assert ws["mean"].sum() == pytest.approx(1.0)
     assert (ws["lo"] <= ws["mean"]).all() and (ws["mean"] <= ws["hi"]).all()
     assert set(t["skill_spread"]["preset"]) == {"caribbean", "k40"}
-    assert t["laydown"]["round"].nunique() == 9
+    ld = t["laydown"]
+    assert ld["round"].nunique() == 9
+    # the curve: rises with t, and at the last turn equals the share of rows that laid down by then
+    cell = "caribbean/4p/greedy"
+    h = load_cell(cfg.out, next(c for c in expand(cfg) if c.id == cell))
+    for r, g in ld[ld["cell"] == cell].groupby("round"):
+        assert (np.diff(g.sort_values("t")["mean"]) >= 0).all()
+        hr = h[h["round"] == r]
+        T = int(g["t"].max())
+        want = ((hr["laid_down"] == 1) & (hr["laid_down_turn"].astype(int) // 4 + 1 <= T)).mean()
+        assert g[g["t"] == T]["mean"].iloc[0] == pytest.approx(want)
     cells = t["cells"].set_index("cell")
     assert (cells["deals"] == cells["deals_planned"]).all()
 
