@@ -6,6 +6,7 @@
     python experiments/balance.py --resume             # continue an interrupted run (nothing lost or counted twice)
     python experiments/balance.py --backend ray [--address ray://head:10001] [--num-cpus 2]
     python experiments/balance.py --report-only        # rewrite report.md from the rows on disk
+    python experiments/balance.py --estimate 0.0625    # play 1/16 of every cell, project the play time
 
 The grid, the cells and the statistics live in ``kalooki_sim.balance``, the execution of shards in
 ``kalooki_sim.backends``, the report in ``kalooki_sim.balance_report``; this file only reads the
@@ -36,10 +37,12 @@ def main(argv=None) -> int:
     ap.add_argument("--num-cpus", type=int, help="CPUs of a local Ray instance (default: all)")
     ap.add_argument("--report-only", action="store_true", help="only (re)write the statistics and report.md")
     ap.add_argument("--list-cells", action="store_true", help="print the grid and exit")
+    ap.add_argument("--estimate", type=float, metavar="FRACTION",
+                    help="play this fraction of every cell (e.g. 0.0625) and project the study's play time")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
 
-    from kalooki_sim.balance import expand, load_config, run_study, shards
+    from kalooki_sim.balance import estimate, expand, load_config, run_study, shards
     from kalooki_sim.balance_report import write_report
 
     path = args.config or (QUICK if args.quick else DEFAULT)
@@ -49,6 +52,13 @@ def main(argv=None) -> int:
         for c in cells:
             print(f"{c.kind:8s} {c.id:60s} deals {c.deals:>7,} shards {len(shards(cfg, c))}")
         print(f"{len(cells)} cells")
+        return 0
+    if args.estimate:
+        est = estimate(cfg, args.estimate, progress=not args.no_progress)
+        by = est.groupby("kind")[["projected_hands", "projected_seconds"]].sum()
+        print(by.round(0).to_string())
+        print(f"projected play: {est.attrs['hands']:,.0f} hands in {est.attrs['seconds']:,.0f} s on this process "
+              f"({est.attrs['hands'] / est.attrs['seconds']:,.0f} hands/s)")
         return 0
     t0 = time.time()
     if args.report_only:
