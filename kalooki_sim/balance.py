@@ -1,0 +1,708 @@
+"""Rule-variant balance: what each preset, house rule and knob does to the game (issue 30).
+
+The study is a grid of **cells**.  A cell is one rule set (a preset, house overlays, knob
+overrides), one player count and one seating of agents, played on deals ``0 .. deals-1`` of the
+study's one seed.  Because a deal is a pure function of (rules, seed, deal id), two cells that
+differ by one knob play the same cards wherever the knob leaves the deal alone (every knob except
+the deck knobs), so the difference between them is a *paired* difference over deals
+(``stats.paired_differences``): far narrower than two independent means.
+
+Cell kinds (``expand``):
+
+* ``players``: a preset as written, every player count it allows, a homogeneous table (every seat
+  the same agent, one cell per ``mixes`` entry): seat fairness needs identical players, or the
+  seat effect would be confounded with who sits where.
+* ``knob``: one change (a house overlay V1-V7, a Caribbean knob, another opening threshold) to the
+  ``players`` cell of its preset at ``knob_players`` (its ``base``), same agents, same deals.
+* ``skill``: the agent ladder (strongest first) in a duplicate schedule
+  (``tournament.play_seatings``: every rotation of the table on each deal), per preset: the
+  win-share gap between the strongest and the weakest agent and the spread of Plackett-Luce
+  strengths (Duersch, Lambrecht & Oechssler 2020) say how much of the result is skill.
+* ``match``: whole matches (Caribbean's nine hands, the elimination matches of the K40 family,
+  NA15/AMER per-hand settlement) for the score and money distributions and the knobs that only
+  act across hands (calls per game vs per hand, elimination at 151).
+
+Work is split into **shards** (a cell's deals in blocks of ``shard_deals``).  A shard is a pure
+function of (config, cell, shard index) (``play_shard``), so it can run anywhere (``backends``:
+in this process or as a Ray task) and the driver writes its tables atomically into the run
+directory (``records.RunDir``); a shard is done when its last table exists, so an interrupted
+study resumes without losing or double-counting a hand.  ``cell_statistics`` turns a cell's rows
+into the per-cell numbers with 95 % intervals clustered by deal; ``effects`` the paired
+differences of knob cells against their base; ``balance_report`` writes the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BalanceConfig", "Cell", "load_config", "expand", "shards", "play_shard", "run_study", "load_cell",
+           "cell_statistics", "effects", "skill_statistics", "summarise", "PRESETS", "CELL_TABLES"]
+
+PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
+# tables a shard writes, the last one marks the shard as done
+CELL_TABLES = {"players": ("hands",), "knob": ("hands",), "skill": ("seats",), "match": ("matches", "hands")}
+# the hand-row columns kept (the rest of simulate's columns are match bookkeeping)
+_KEEP = ("deal", "hand_no", "round", "seat", "rel_seat", "dealer", "penalty", "won", "win_share", "laid_down",
+         "laid_down_turn", "calls_used", "turns", "reshuffles", "voids", "end_event")
+EV_WENT_OUT, EV_VOID, EV_VOID_CAP, EV_TURN_CAP, EV_KALOOKI = 1, 2, 3, 4, 5   # engine.layout EV_*
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One change to a preset: ``overlays`` (house rules) and/or ``set`` (knob overrides).
+    ``presets``: where it applies (empty: every preset the overlays apply to); ``players``: the
+    player counts it is played at (default the study's ``knob_players``); ``mode``: "hands" or
+    "matches" (knobs that only act across hands: calls per game, elimination)."""
+    name: str
+    overlays: tuple[str, ...] = ()
+    set: tuple[tuple[str, object], ...] = ()
+    presets: tuple[str, ...] = ()
+    players: tuple[int, ...] = ()
+    mode: str = "hands"
+
+
+@dataclass(frozen=True)
+class BalanceConfig:
+    """The study (``configs/experiments/balance*.toml``; every key optional)."""
+    seed: int = 30
+    out: str = "runs/balance"
+    presets: tuple[str, ...] = PRESETS
+    players: str | tuple[int, ...] = "all"      # "all": every count a preset allows
+    knob_players: int = 4
+    mixes: tuple[str, ...] = ("greedy",)        # homogeneous tables; the first one plays the knob cells
+    ladder: tuple[str, ...] = ("greedy", "greedy-picky", "random")   # skill ladder, strongest first
+    deals: int = 10_000                          # per players / knob cell (hands)
+    skill_deals: int = 5_000                     # per skill cell (each deal in every seating)
+    match_deals: int = 600                       # per match cell (whole matches)
+    match_presets: tuple[str, ...] = PRESETS
+    max_hands: int = 60                          # cap of an elimination match
+    shard_deals: int = 2_500
+    overlays: tuple[str, ...] = ("v1", "v2", "v3", "v4", "v6", "v7")   # house rules as knob cells (hands)
+    opening_values: tuple[int, ...] = (30, 40, 51, 61)                  # points variants' thresholds
+    knobs: tuple[Knob, ...] = ()
+    laydown_turns: int = 30                      # the lay-down curve up to this table turn
+
+    def to_dict(self) -> dict:
+        return json_safe(dataclasses.asdict(self))
+
+
+@dataclass(frozen=True)
+class Cell:
+    id: str
+    kind: str                       # players | knob | skill | match
+    preset: str
+    players: int
+    agents: tuple[str, ...]         # one per seat (players/knob/match) or the ladder (skill)
+    deals: int
+    overlays: tuple[str, ...] = ()
+    overrides: tuple[tuple[str, object], ...] = ()
+    knob: str = ""                  # the change against ``base`` ("" for a base cell)
+    base: str | None = None
+    mode: str = "hands"
+    mix: str = ""
+
+    def rules(self):
+        from .rules import load_rules
+
+        return load_rules(self.preset, list(self.overlays), **dict(self.overrides))
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", self.id.replace("/", "__"))
+
+    def tables(self) -> tuple[str, ...]:
+        return tuple(f"cells/{self.slug}/{t}" for t in CELL_TABLES[self.kind])
+
+
+def json_safe(x):
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def _tuple_pairs(d) -> tuple:
+    return tuple(sorted((str(k), v) for k, v in dict(d).items()))
+
+
+def load_config(path=None, **overrides) -> BalanceConfig:
+    """A ``BalanceConfig`` from a TOML file (``[[knobs]]`` tables become ``Knob``s) and overrides;
+    an unknown key is an error that lists the known ones."""
+    data = {}
+    if path is not None:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in dataclasses.fields(BalanceConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    knobs = []
+    for k in data.pop("knobs", ()):
+        if isinstance(k, Knob):
+            knobs.append(k)
+            continue
+        extra = set(k) - {"name", "overlays", "set", "presets", "players", "mode"}
+        if extra or "name" not in k:
+            raise ValueError(f"{path}: a [[knobs]] entry needs name and may have overlays, set, presets, "
+                             f"players, mode (got {sorted(k)})")
+        knobs.append(Knob(name=k["name"], overlays=tuple(k.get("overlays", ())), set=_tuple_pairs(k.get("set", {})),
+                          presets=tuple(k.get("presets", ())), players=tuple(int(p) for p in k.get("players", ())),
+                          mode=k.get("mode", "hands")))
+    for key, v in list(data.items()):
+        if isinstance(v, list):
+            data[key] = tuple(v)
+    cfg = BalanceConfig(knobs=tuple(knobs), **data)
+    for name in ("deals", "skill_deals", "match_deals", "shard_deals", "knob_players"):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name.endswith("deals") and name != "shard_deals" else 1):
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return cfg
+
+
+def _player_counts(cfg: BalanceConfig, rules) -> list[int]:
+    allowed = range(rules.players_min, rules.players_max + 1)
+    if cfg.players == "all":
+        return list(allowed)
+    return [n for n in cfg.players if n in allowed]
+
+
+def _applies(rules_name: str, overlays) -> bool:
+    from .rules import RulesError, load_rules
+
+    try:
+        load_rules(rules_name, list(overlays))
+        return True
+    except RulesError:
+        return False
+
+
+def expand(cfg: BalanceConfig) -> list[Cell]:
+    """Every cell of the study, in a fixed order (base cells before the knob cells that refer to
+    them).  Knobs that cannot apply (an overlay for another family, a value equal to the preset's,
+    a player count the preset does not allow) are left out."""
+    from .rules import RulesError, load_rules
+
+    cells: list[Cell] = []
+    ids: set[str] = set()
+
+    def add(c: Cell):
+        if c.id in ids:
+            raise ValueError(f"two cells named {c.id}")
+        ids.add(c.id)
+        cells.append(c)
+
+    mix0 = cfg.mixes[0]
+    for preset in cfg.presets:
+        rules = load_rules(preset)
+        for n in _player_counts(cfg, rules):
+            for mix in cfg.mixes:
+                if cfg.deals:
+                    add(Cell(f"{preset}/{n}p/{mix}", "players", preset, n, (mix,) * n, cfg.deals, mix=mix))
+    for preset in cfg.presets:
+        rules = load_rules(preset)
+        knobs = [Knob(name=ov.upper(), overlays=(ov,)) for ov in cfg.overlays]
+        if rules.opening_mode == "points":
+            knobs += [Knob(name=f"opening {v}", set=(("opening_min_points", v),)) for v in cfg.opening_values
+                      if v != rules.opening_min_points]
+        knobs += list(cfg.knobs)
+        for k in knobs:
+            if k.presets and preset not in k.presets:
+                continue
+            if k.overlays and not _applies(preset, k.overlays):
+                continue
+            try:
+                r = load_rules(preset, list(k.overlays), **dict(k.set))
+            except RulesError:
+                continue
+            if r.digest() == rules.digest():
+                continue
+            for n in (k.players or (cfg.knob_players,)):
+                if not (rules.players_min <= n <= rules.players_max and r.players_min <= n <= r.players_max):
+                    continue
+                if k.mode == "matches":
+                    if preset not in cfg.match_presets or not cfg.match_deals:
+                        continue
+                    base = f"{preset}/{n}p/{mix0}/matches"
+                    add(Cell(f"{base}/{k.name}", "match", preset, n, (mix0,) * n, cfg.match_deals, k.overlays, k.set,
+                             k.name, base, "matches", mix0))
+                elif cfg.deals:
+                    base = f"{preset}/{n}p/{mix0}"
+                    if base not in ids:
+                        add(Cell(base, "players", preset, n, (mix0,) * n, cfg.deals, mix=mix0))
+                    add(Cell(f"{base}/{k.name}", "knob", preset, n, (mix0,) * n, cfg.deals, k.overlays, k.set,
+                             k.name, base, "hands", mix0))
+    for preset in cfg.presets:
+        rules = load_rules(preset)
+        n = cfg.knob_players
+        if cfg.skill_deals and rules.players_min <= n <= rules.players_max and len(cfg.ladder) >= 2:
+            add(Cell(f"{preset}/{n}p/skill", "skill", preset, n, tuple(cfg.ladder), cfg.skill_deals, mode="hands"))
+    for preset in cfg.match_presets:
+        rules = load_rules(preset)
+        n = cfg.knob_players
+        if cfg.match_deals and rules.players_min <= n <= rules.players_max:
+            add(Cell(f"{preset}/{n}p/{mix0}/matches", "match", preset, n, (mix0,) * n, cfg.match_deals,
+                     mode="matches", mix=mix0))
+    # match knob cells were added before their base: move bases first (stable otherwise)
+    order = {c.id: i for i, c in enumerate(cells)}
+    cells.sort(key=lambda c: (order[c.base] + 0.5) if c.base in order and order[c.base] > order[c.id] else order[c.id])
+    return cells
+
+
+def shards(cfg: BalanceConfig, cell: Cell) -> list[tuple[int, int, int]]:
+    """``(shard, first deal, number of deals)`` of a cell."""
+    return [(i, d, min(cfg.shard_deals, cell.deals - d)) for i, d in enumerate(range(0, cell.deals, cfg.shard_deals))]
+
+
+def _hands_in(cell: Cell, tables: dict[str, pd.DataFrame]) -> int:
+    """Hands played by a shard (a skill deal is played once per seating)."""
+    if cell.kind == "skill":
+        t = tables["seats"]
+        return int(t.groupby(["deal", "seating"]).ngroups) if len(t) else 0
+    t = tables["hands"]
+    return int(t.groupby(["deal", "hand_no"]).ngroups) if len(t) else 0
+
+
+# ------------------------------------------------------------------------------------------------
+# playing a shard
+
+def play_shard(cfg: BalanceConfig, cell: Cell, shard: int) -> dict[str, pd.DataFrame]:
+    """The rows of one shard of a cell: ``{table: frame}`` with the tables of ``CELL_TABLES``.
+
+    A pure function of its arguments (the deals are ``cfg.seed`` x deal ids), so any process or
+    machine computes the same rows; nothing is written here (the driver writes)."""
+    from .rollout import simulate
+    from .strategies import lineup
+    from .tournament import entrant_labels, play_seatings
+
+    rules = cell.rules()
+    _, first, k = shards(cfg, cell)[shard]
+    deals = np.arange(first, first + k, dtype=np.int64)
+    n = cell.players
+    if cell.kind == "skill":
+        strats, ids, params = lineup(cell.agents)
+        seats, _ = play_seatings(rules, n, entrant_labels(cell.agents), ids, params, deals, cfg.seed, "hands",
+                                 strategy_names=[s.name for s in strats])
+        seats["rel_seat"] = (seats["seat"] - seats["dealer"]) % n
+        keep = ["deal", "seating", "agent", "seat", "rel_seat", "dealer", "penalty", "won", "win_share", "turns",
+                "end_event"]
+        return {"seats": _narrow(seats[keep])}
+    strats, ids, params = lineup(cell.agents)
+    if cell.mode == "hands":
+        out = simulate(rules, n, ids, params, k, cfg.seed, mode="hands", game_ids=deals)
+        hands = pd.DataFrame(out)
+        hands = hands.rename(columns={"game_id": "deal"})
+        hands["rel_seat"] = (hands["seat"] - hands["dealer"]) % n
+        return {"hands": _narrow(hands[list(_KEEP)])}
+    extra = dict(max_hands=cfg.max_hands) if rules.match_mode == "elimination_pool" else {}
+    hands, match = simulate(rules, n, ids, params, k, cfg.seed, mode="matches", game_ids=deals, **extra)
+    hands = pd.DataFrame(hands).rename(columns={"game_id": "deal"})
+    hands["rel_seat"] = (hands["seat"] - hands["dealer"]) % n
+    keep = list(_KEEP) + [c for c in ("payment", "sheet_penalty") if c in hands.columns]
+    match = pd.DataFrame(match).rename(columns={"game_id": "deal"}).drop(columns=["batch_row"], errors="ignore")
+    match["score"] = match["money"] if "money" in match.columns else match["total"]
+    return {"matches": _narrow(match), "hands": _narrow(hands[keep])}
+
+
+def _narrow(df: pd.DataFrame) -> pd.DataFrame:
+    """Small integer types: the default study keeps millions of rows."""
+    out = df.reset_index(drop=True).copy()
+    for c in out.columns:
+        if pd.api.types.is_integer_dtype(out[c]) and len(out):
+            lo, hi = int(out[c].min()), int(out[c].max())
+            for t in (np.int8, np.int16, np.int32):
+                if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
+                    out[c] = out[c].astype(t)
+                    break
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the study: plan, run, resume
+
+def plan(cfg: BalanceConfig, run=None) -> list[tuple[Cell, int]]:
+    """The (cell, shard) pairs still to play (all of them without a run directory)."""
+    todo = []
+    for cell in expand(cfg):
+        last = cell.tables()[-1]
+        done = run.done_shards(last) if run is not None else set()
+        todo += [(cell, s) for s, _, _ in shards(cfg, cell) if s not in done]
+    return todo
+
+
+def write_shard(run, cell: Cell, shard: int, tables: dict[str, pd.DataFrame]) -> None:
+    """Write a shard's tables atomically, the marker table last (``CELL_TABLES``)."""
+    for name, path in zip(CELL_TABLES[cell.kind], cell.tables()):
+        run.write_shard(path, shard, tables[name])
+
+
+def run_study(cfg: BalanceConfig, backend="local", resume: bool = False, progress: bool = True,
+              address: str | None = None, report: bool = True, max_task_retries: int = 3, **backend_opts):
+    """Play (or resume) every shard of the study into ``cfg.out``, then (``report``) write the
+    statistics and the report.  Returns the run directory.  ``backend``: "local" or "ray"
+    (``backends``), or a backend object."""
+    from tqdm import tqdm
+
+    from .backends import make_backend
+    from .records import RunDir
+
+    run = RunDir.create(cfg.out, cfg.to_dict(), cfg.seed, None, resume=resume)
+    todo = plan(cfg, run)
+    cells = expand(cfg)
+    total = sum(len(shards(cfg, c)) for c in cells)
+    be = make_backend(backend, address=address, max_task_retries=max_task_retries, **backend_opts) \
+        if isinstance(backend, str) else backend
+    t0, played = time.time(), 0
+    try:
+        with tqdm(total=total, initial=total - len(todo), unit=" shards", disable=not progress,
+                  desc=f"balance ({be.name})") as bar:
+            for cell, shard, tables in be.run(cfg, todo):
+                write_shard(run, cell, shard, tables)
+                played += _hands_in(cell, tables)
+                bar.set_postfix_str(cell.id[:40])
+                bar.update(1)
+    finally:
+        if isinstance(backend, str):
+            be.close()
+        if played:
+            # every session's wall time and hands: the report's throughput (resumed runs add up)
+            with open(Path(run.path) / "timing.jsonl", "a") as f:
+                f.write(json.dumps({"backend": be.name, "seconds": time.time() - t0, "hands": played,
+                                    "shards": len(todo), "ended": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
+    if report:
+        from .balance_report import write_report
+
+        write_report(run.path, cfg)
+    return run
+
+
+def estimate(cfg: BalanceConfig, sample: float = 1 / 16, progress: bool = True) -> pd.DataFrame:
+    """Project the play time of a study without playing it: every cell plays ``sample`` of its
+    deals (at least one match / a few deals) in this process, and its time is scaled up.  One
+    row per cell: sampled deals and hands, seconds, projected seconds and hands; ``attrs``:
+    the totals.  (The statistics add about a second per cell on top; the report says so.)"""
+    from tqdm import tqdm
+
+    rows = []
+    for cell in tqdm(expand(cfg), disable=not progress, desc="estimate"):
+        k = max(2 if cell.kind == "match" else 50, int(round(cell.deals * sample)))
+        small = dataclasses.replace(cell, deals=min(k, cell.deals))
+        sub = dataclasses.replace(cfg, shard_deals=small.deals)
+        t = time.perf_counter()
+        tables = play_shard(sub, small, 0)
+        dt = time.perf_counter() - t
+        h = _hands_in(cell, tables)
+        scale = cell.deals / small.deals
+        rows.append({"cell": cell.id, "kind": cell.kind, "deals": small.deals, "hands": h, "seconds": dt,
+                     "projected_seconds": dt * scale, "projected_hands": h * scale})
+    out = pd.DataFrame(rows)
+    out.attrs.update(seconds=float(out["projected_seconds"].sum()), hands=float(out["projected_hands"].sum()))
+    return out
+
+
+def load_cell(run_path, cell: Cell, table: str | None = None) -> pd.DataFrame:
+    from .records import RunDir
+
+    run = RunDir(Path(run_path))
+    name = table or CELL_TABLES[cell.kind][-1]
+    return run.read_table(f"cells/{cell.slug}/{name}")
+
+
+# ------------------------------------------------------------------------------------------------
+# per-cell statistics (95 % intervals clustered by deal)
+
+def hand_level(hands: pd.DataFrame) -> pd.DataFrame:
+    """One row per hand (deal, hand_no) with the hand's outcomes: turns, how it ended, whether the
+    winner went out in the turn he first laid down (kalooki / rip / down-and-out), calls, mean
+    penalty of the losers."""
+    g = hands.groupby(["deal", "hand_no"], sort=True)
+    first = g.first()
+    won = hands[hands["won"] == 1].set_index(["deal", "hand_no"])
+    out = pd.DataFrame({"turns": first["turns"].astype(float)})
+    ev = first["end_event"]
+    out["stock_ran_out"] = ((first["reshuffles"] > 0) | (first["voids"] > 0)).astype(float)
+    out["reshuffled"] = (first["reshuffles"] > 0).astype(float)
+    out["voided"] = (first["voids"] > 0).astype(float)
+    out["void_cap"] = (ev == EV_VOID_CAP).astype(float)
+    out["turn_cap"] = (ev == EV_TURN_CAP).astype(float)
+    out["no_winner"] = (~ev.isin([EV_WENT_OUT, EV_KALOOKI])).astype(float)
+    one = pd.Series(0.0, index=out.index)
+    if len(won):
+        w = won[~won.index.duplicated()]
+        hit = (w["laid_down_turn"] == w["turns"] - 1) | (w["end_event"] == EV_KALOOKI)
+        one.loc[w.index] = hit.astype(float).to_numpy()
+    out["out_in_one_turn"] = one
+    out["calls_per_hand"] = g["calls_used"].sum().astype(float)
+    los = hands[hands["won"] == 0]
+    out["loser_penalty"] = los.groupby(["deal", "hand_no"])["penalty"].mean().reindex(out.index).astype(float)
+    out["dealer_left_won"] = hands[hands["rel_seat"] == 1].groupby(["deal", "hand_no"])["won"].sum() \
+        .reindex(out.index).fillna(0).astype(float)
+    out["round"] = first["round"]
+    return out.reset_index()
+
+
+HAND_METRICS = ("turns", "stock_ran_out", "voided", "void_cap", "turn_cap", "no_winner", "out_in_one_turn",
+                "calls_per_hand", "loser_penalty", "dealer_left_won")
+METRIC_LABELS = {
+    "turns": "turns per hand", "stock_ran_out": "share of hands where the stock ran out",
+    "voided": "share of hands voided (redealt)", "void_cap": "share ended by the void cap (no winner)",
+    "turn_cap": "share ended by the turn cap (no winner)", "no_winner": "share of hands without a winner",
+    "out_in_one_turn": "going out in one turn (kalooki / down and out)", "calls_per_hand": "allowed calls per hand",
+    "loser_penalty": "mean penalty of a loser", "dealer_left_won": "win share of the dealer's left neighbour",
+    "win_share": "win share", "penalty": "penalty", "score": "match score (money / total)",
+    "score_abs": "mean absolute match score (money won or lost)",
+}
+
+
+def _est(y, clusters, **extra) -> dict:
+    from .stats import clustered_mean
+
+    y = np.asarray(y, dtype=float)
+    ok = ~np.isnan(y)
+    e = clustered_mean(y[ok], np.asarray(clusters)[ok])
+    return {"mean": e["mean"], "lo": e["lo"], "hi": e["hi"], "se": e["se"], "n_rows": e["n_rows"],
+            "n_deals": e["n_clusters"], **extra}
+
+
+def cell_statistics(cfg: BalanceConfig, cell: Cell, rows: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The numbers of one cell, every one with its 95 % interval clustered by deal.
+
+    Returns long tables (one row per estimate, columns ``cell``, ``metric``, ``group``, ``mean``,
+    ``lo``, ``hi``, ``se``, ``n_rows``, ``n_deals``): ``metrics`` (hand-level outcomes, win share
+    by seat relative to the dealer, penalties, calls), ``laydown`` (Caribbean: per round and table
+    turn, the probability of having laid down), ``dist`` (histograms of turns, penalty, score)."""
+    tag = {"cell": cell.id}
+    metrics, laydown, dist = [], [], []
+    if cell.kind == "skill":
+        return {"metrics": pd.DataFrame(), "laydown": pd.DataFrame(), "dist": pd.DataFrame()}
+    hands = rows["hands"]
+    n = cell.players
+    hl = hand_level(hands)
+    for m in HAND_METRICS:
+        metrics.append(_est(hl[m], hl["deal"], metric=m, group="", **tag))
+    for s in range(n):
+        sel = hands["rel_seat"].to_numpy() == s
+        metrics.append(_est(hands["win_share"].to_numpy()[sel], hands["deal"].to_numpy()[sel], metric="win_share",
+                            group=f"dealer+{s}", **tag))
+    metrics.append(_est(hands["penalty"], hands["deal"], metric="penalty", group="all seats", **tag))
+    metrics.append(_est(hands["calls_used"], hands["deal"], metric="calls_per_player", group="", **tag))
+    if cell.kind == "match":
+        m = rows["matches"]
+        metrics.append(_est(m["score"], m["deal"], metric="score", group="", **tag))
+        # money sums to zero over a table: its size is the stake at play
+        metrics.append(_est(m["score"].abs(), m["deal"], metric="score_abs", group="", **tag))
+        for s in range(n):
+            sel = m["seat"].to_numpy() == s
+            metrics.append(_est(m["match_win_share"].to_numpy()[sel], m["deal"].to_numpy()[sel],
+                                metric="match_win_share", group=f"seat {s}", **tag))
+        metrics.append(_est(m.groupby("deal")["match_hands"].first() if "match_hands" in m else
+                            hands.groupby("deal")["hand_no"].nunique(),
+                            np.arange(m["deal"].nunique()), metric="hands_per_match", group="", **tag))
+        if "payment" in hands.columns:
+            metrics.append(_est(hands["payment"], hands["deal"], metric="payment_per_hand", group="", **tag))
+        dist += _hist(m["score"], "score", tag)
+    dist += _hist(hl["turns"], "turns", tag)
+    dist += _hist(hands.loc[hands["won"] == 0, "penalty"], "penalty", tag)
+    if cell.preset == "caribbean" and cell.mode == "hands":
+        laydown = _laydown(hands, n, cfg.laydown_turns, tag)
+    return {"metrics": pd.DataFrame(metrics), "laydown": pd.DataFrame(laydown), "dist": pd.DataFrame(dist)}
+
+
+def _hist(x, what: str, tag: dict) -> list[dict]:
+    x = np.asarray(x, dtype=float)
+    x = x[~np.isnan(x)]
+    if not x.size:
+        return []
+    lo, hi = float(np.floor(x.min())), float(np.ceil(np.quantile(x, 0.995)))
+    if hi <= lo:
+        hi = lo + 1
+    edges = np.linspace(lo, hi, 41)
+    counts, _ = np.histogram(np.clip(x, lo, hi), bins=edges)
+    return [{"what": what, "left": float(edges[i]), "right": float(edges[i + 1]), "share": counts[i] / x.size,
+             "n": int(x.size), **tag} for i in range(len(counts))]
+
+
+def _laydown(hands: pd.DataFrame, n: int, T: int, tag: dict) -> list[dict]:
+    """P(a player has laid down by his table turn t) per Caribbean round, clustered by deal.
+
+    Table turn t = the t-th time the turn comes round (``laid_down_turn // n + 1``); a player who
+    never laid down, or whose hand ended first, counts as not laid down by t (the unconditional
+    curve: what a player at the table sees)."""
+    from .stats import cluster_codes
+
+    out = []
+    lt = hands["laid_down_turn"].to_numpy().astype(np.int64)     # (stored narrow: int8 would overflow below)
+    own = np.where(lt >= 0, lt // n + 1, np.iinfo(np.int64).max)
+    for r in sorted(hands["round"].unique()):
+        sel = hands["round"].to_numpy() == r
+        codes = cluster_codes(hands[sel], "deal")
+        o = own[sel]
+        for t in range(1, T + 1):
+            e = _est((o <= t).astype(float), codes, metric="laid_down_by", group=f"round {int(r)}", **tag)
+            e.update(round=int(r), t=t)
+            out.append(e)
+    return out
+
+
+def effects(cfg: BalanceConfig, cell: Cell, base_rows: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Paired differences (knob cell - base cell) over the deals both played, per hand-level
+    metric and per seat's win share: one per deal, t interval over deals (``stats.paired_differences``).
+    Match cells compare match scores and hand outcomes per match."""
+    from .stats import paired_differences
+
+    a, b = hand_level(rows), hand_level(base_rows)
+    cols = list(HAND_METRICS)
+    per = []
+    for lab, frame in (("knob", a), ("base", b)):
+        d = frame.groupby("deal")[cols].mean()
+        d["group"] = lab
+        per.append(d.reset_index())
+    for lab, src in (("knob", rows), ("base", base_rows)):
+        ws = src.pivot_table(index="deal", columns="rel_seat", values="win_share", aggfunc="mean")
+        ws.columns = [f"win_share_dealer+{c}" for c in ws.columns]
+        per[0 if lab == "knob" else 1] = per[0 if lab == "knob" else 1].merge(ws.reset_index(), on="deal")
+    long = pd.concat(per, ignore_index=True)
+    out = []
+    for m in [c for c in long.columns if c not in ("deal", "group")]:
+        pdf = paired_differences(long[["deal", "group", m]].dropna(), m, cluster="deal", group="group",
+                                 pairs=[("knob", "base")])
+        if not len(pdf):
+            continue
+        r = pdf.iloc[0].to_dict()
+        out.append({"cell": cell.id, "base": cell.base, "preset": cell.preset, "players": cell.players,
+                    "knob": cell.knob, "metric": m, "base_mean": r["mean_b"], "knob_mean": r["mean_a"],
+                    "diff": r["diff"], "lo": r["lo"], "hi": r["hi"], "se": r["se"], "n_deals": r["n_deals"],
+                    "n_separated": r["n_separated"]})
+    return pd.DataFrame(out)
+
+
+ELO = 400 / math.log(10)      # Plackett-Luce / Bradley-Terry log-strength -> Elo points
+
+
+def skill_statistics(cell: Cell, seats: pd.DataFrame, n_boot: int = 30, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Skill measures of a skill cell (the ladder on duplicate deals).
+
+    * the win-share gap between the strongest and every weaker agent: paired over deals (restricted
+      play: how much a better policy wins on the same cards);
+    * the spread of maximum-likelihood Plackett-Luce strengths over the ladder (strongest minus
+      weakest, log scale and Elo points), with a percentile bootstrap over deals: the "skill and
+      chance" measure of Duersch, Lambrecht & Oechssler (2020), who read the dispersion of fitted
+      ratings as the room skill has in a game (zero in a game of pure chance)."""
+    from .ratings import finishing_orders, plackett_luce_mle
+    from .stats import clustered_summary, paired_differences
+
+    ladder = list(dict.fromkeys(cell.agents))
+    ws = clustered_summary(seats, "win_share", cluster="deal", by="agent")
+    ws.insert(0, "cell", cell.id)
+    ws.insert(1, "preset", cell.preset)
+    pairs = [(ladder[0], w) for w in ladder[1:]]
+    gap = paired_differences(seats, "win_share", cluster="deal", group="agent", pairs=pairs)
+    gap.insert(0, "cell", cell.id)
+    gap.insert(1, "preset", cell.preset)
+    orders = finishing_orders(seats, game=("deal", "seating"), group="agent", win="win_share", penalty="penalty",
+                              cluster="deal")
+    pl = plackett_luce_mle(orders, "agent")
+    th = dict(zip(pl["agent"], pl["strength"]))
+    spread = th[ladder[0]] - th[ladder[-1]]
+    sd = float(np.std([th[a] for a in ladder]))
+    rng = np.random.default_rng(seed)
+    codes = orders["cluster"].to_numpy()
+    G = int(codes.max()) + 1
+    starts = np.searchsorted(np.sort(codes), np.arange(G))
+    order_idx = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=G)
+    boots = []
+    for _ in range(n_boot):
+        pick = rng.integers(0, G, G)
+        idx = np.concatenate([order_idx[starts[p]:starts[p] + sizes[p]] for p in pick])
+        o = orders.iloc[idx].copy()
+        # a drawn deal's games become new games
+        rep = np.repeat(np.arange(G), sizes[pick])
+        # dense codes (the fitter sizes its arrays by the largest game code)
+        key = rep.astype(np.int64) * (int(orders["game"].max()) + 1) + o["game"].to_numpy()
+        o["game"] = np.unique(key, return_inverse=True)[1].astype(np.int64)
+        o["cluster"] = rep
+        o.attrs = orders.attrs
+        try:
+            b = plackett_luce_mle(o, "agent")
+        except Exception:           # a resample where the ladder is not identifiable
+            continue
+        tb = dict(zip(b["agent"], b["strength"]))
+        boots.append(tb[ladder[0]] - tb[ladder[-1]])
+    lo, hi = (np.quantile(boots, [0.025, 0.975]) if len(boots) >= 10 else (math.nan, math.nan))
+    spread_row = pd.DataFrame([{"cell": cell.id, "preset": cell.preset, "strong": ladder[0], "weak": ladder[-1],
+                                "spread": spread, "lo": float(lo), "hi": float(hi), "sd_strength": sd,
+                                "spread_elo": spread * ELO, "lo_elo": float(lo) * ELO, "hi_elo": float(hi) * ELO,
+                                "n_boot": len(boots), "n_deals": G, "n_games": int(orders["game"].nunique())}])
+    pl = pl.assign(cell=cell.id, preset=cell.preset)
+    return {"skill_win_share": ws, "skill_gap": gap, "skill_spread": spread_row, "skill_pl": pl}
+
+
+def summarise(run_path, cfg: BalanceConfig, progress: bool = False) -> dict[str, pd.DataFrame]:
+    """Every statistic of the study from the run's rows, written as parquet under ``summary/``
+    (the tables the report and the notebook read): ``cells``, ``metrics``, ``laydown``, ``dist``,
+    ``effects``, ``skill_*``."""
+    from tqdm import tqdm
+
+    cells = expand(cfg)
+    byid = {c.id: c for c in cells}
+    out: dict[str, list] = {k: [] for k in ("metrics", "laydown", "dist", "effects", "skill_win_share",
+                                            "skill_gap", "skill_spread", "skill_pl")}
+    cell_rows = []
+    cache: dict[str, pd.DataFrame] = {}
+
+    def rows_of(c: Cell) -> dict[str, pd.DataFrame]:
+        return {t: load_cell(run_path, c, t) for t in CELL_TABLES[c.kind]}
+
+    for c in tqdm(cells, disable=not progress, desc="statistics"):
+        rows = rows_of(c)
+        main = rows[CELL_TABLES[c.kind][-1]]
+        played = int(main["deal"].nunique()) if len(main) else 0
+        hands = (int(main.groupby(["deal", "hand_no"]).ngroups) if c.kind in ("match",) and len(main) else
+                 played * (c.players if c.kind == "skill" else 1))
+        cell_rows.append({"cell": c.id, "kind": c.kind, "preset": c.preset, "players": c.players,
+                          "agents": ",".join(c.agents), "knob": c.knob, "base": c.base or "", "mode": c.mode,
+                          "deals_planned": c.deals, "deals": played, "hands": hands, "rows": len(main),
+                          "overlays": "+".join(c.overlays), "overrides": ", ".join(f"{k}={v}" for k, v in c.overrides)})
+        if not len(main):
+            continue
+        if c.kind == "skill":
+            for k, v in skill_statistics(c, main, seed=cfg.seed).items():
+                out[k].append(v)
+            continue
+        for k, v in cell_statistics(cfg, c, rows).items():
+            out[k].append(v)
+        if c.kind in ("players", "knob") and c.base is None:
+            cache[c.id] = main
+        if c.base is not None and c.base in byid:
+            base_rows = cache.get(c.base)
+            if base_rows is None:
+                base_rows = load_cell(run_path, byid[c.base], "hands")
+                cache[c.base] = base_rows
+            if len(base_rows):
+                out["effects"].append(effects(cfg, c, base_rows, rows["hands"]))
+    tables = {k: (pd.concat([x for x in v if len(x)], ignore_index=True) if any(len(x) for x in v) else pd.DataFrame())
+              for k, v in out.items()}
+    tables["cells"] = pd.DataFrame(cell_rows)
+    d = Path(run_path) / "summary"
+    d.mkdir(parents=True, exist_ok=True)
+    for k, v in tables.items():
+        v.to_parquet(d / f"{k}.parquet", index=False)
+    return tables
+
+
+def read_summary(run_path) -> dict[str, pd.DataFrame]:
+    """The ``summary/*.parquet`` tables of a finished study (what the notebook reads)."""
+    d = Path(run_path) / "summary"
+    return {p.stem: pd.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
