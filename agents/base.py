@@ -29,7 +29,8 @@ Parameters of the compiled policies (a row of ``params[seat]``; missing entries 
     looks near its end), 9. ``call_max_shortfall`` (call only near the contract), 10.
     ``hold_turns`` (hold a lay-down to go out in one turn), 11. ``call_use`` and 12. ``draw_use``
     (call / draw a useful card that does not bring the contract closer), 13. ``sf_weight`` (weigh
-    the contract shortfall in the discard instead of putting it first).  The named strategies in
+    the contract shortfall in the discard instead of putting it first), 14. ``call_budget``
+    (restrict calls only while they are scarce for the hands left of the match).  The named strategies in
     ``configs/agents/`` are settings of it.
 
 ``random``
@@ -76,17 +77,19 @@ _BY_NAME = {v: k for k, v in POLICY_NAMES.items()}
 _GREEDY_NAMES = ("epsilon", "call_threshold", "draw_threshold", "gap_weight")
 _GREEDY_DEFAULTS = (0.0, 1.0, 1.0, 0.5)
 _GREEDY_BOUNDS = ((0.0, 0.5), (0.0, 4.0), (0.0, 4.0), (0.0, 1.0))
-N_PARAMS = {RANDOM: 0, GREEDY: 4, EXPERT: 14, EXTERNAL: 0}
-_DEFAULTS = {RANDOM: (), GREEDY: _GREEDY_DEFAULTS, EXPERT: _GREEDY_DEFAULTS + (0.0,) * 10, EXTERNAL: ()}
+N_PARAMS = {RANDOM: 0, GREEDY: 4, EXPERT: 15, EXTERNAL: 0}
+_DEFAULTS = {RANDOM: (), GREEDY: _GREEDY_DEFAULTS, EXPERT: _GREEDY_DEFAULTS + (0.0,) * 11, EXTERNAL: ()}
 # the names of those parameters, in row order (named strategies set them by name)
 PARAM_NAMES = {RANDOM: (), GREEDY: _GREEDY_NAMES,
                EXPERT: _GREEDY_NAMES + ("count_weight", "defense", "dump_weight", "threat_cards", "late_turns",
-                                        "call_max_shortfall", "hold_turns", "call_use", "draw_use", "sf_weight"),
+                                        "call_max_shortfall", "hold_turns", "call_use", "draw_use", "sf_weight",
+                                        "call_budget"),
                EXTERNAL: ()}
 # the range in which tuning searches each of them (experiments/tune_heuristic.py)
 PARAM_BOUNDS = {RANDOM: (), GREEDY: _GREEDY_BOUNDS,
                 EXPERT: _GREEDY_BOUNDS + ((0.0, 4.0), (0.0, 4.0), (0.0, 4.0), (0.0, 12.0), (0.0, 20.0),
-                                          (0.0, 6.0), (0.0, 10.0), (0.0, 4.0), (0.0, 4.0), (0.0, 20.0)),
+                                          (0.0, 6.0), (0.0, 10.0), (0.0, 4.0), (0.0, 4.0), (0.0, 20.0),
+                                          (0.0, 3.0)),
                 EXTERNAL: ()}
 
 

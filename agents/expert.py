@@ -22,9 +22,10 @@ What it adds to greedy (``agents.greedy``), parameter by parameter (row index: n
    ``threat_cards`` cards (0: never) ...
 8. ``late_turns`` — ... and otherwise rises linearly to 1 over the first ``late_turns`` turns of
    each player (0: never).
-9. ``call_max_shortfall`` — call variants: call (and deny) only when the card brings the contract
-   closer *and* leaves fewer than ``call_max_shortfall`` cards missing (0: whenever closer, as
-   greedy).  A call costs an extra stock card that must be shed after the lay-down.
+9. ``call_max_shortfall`` — call variants: call only when the card brings the contract closer
+   *and* leaves fewer than ``call_max_shortfall`` cards missing (0: whenever closer, as greedy).
+   A call costs an extra stock card that must be shed after the lay-down, and one of the few calls
+   a player has.
 10. ``hold_turns`` — hold a lay-down that would not go out in the same turn during the first
    ``hold_turns`` turns of each player while no opponent threatens (``threat_cards``): waiting to go
    out in one turn (a kalooki in the points variants, "down and out" in Caribbean) hides the hand
@@ -36,6 +37,11 @@ What it adds to greedy (``agents.greedy``), parameter by parameter (row index: n
 13. ``sf_weight`` — the discard weighs the contract shortfall it leaves at ``sf_weight`` per
    card against its worth instead of putting it first (0: first, as greedy), so that late in a
    hand a high card may go although it was part of the contract.
+14. ``call_budget`` — calls are a resource of the whole match where the limit counts per game
+   (Caribbean: 3 calls for 9 hands, the later hands the longer): ``call_max_shortfall`` holds only
+   while the calls left are fewer than ``call_budget`` per hand still to play (this one
+   included), so calls are spent freely when they are plentiful — in a single hand, at the end of
+   a match — and kept for near-complete contracts early in a match (0: it always holds).
 
 Parameters 0-3 (``epsilon``, ``call_threshold``, ``draw_threshold``, ``gap_weight``) are greedy's.
 The discard is chosen by the contract shortfall it leaves (call variants, before the lay-down, as
@@ -51,7 +57,7 @@ import numpy as np
 
 from kalooki_sim.engine.core import draw_mode
 from kalooki_sim.engine.layout import (
-    A_DISCARD, G_DISC_N, G_N_MELDS, G_NP, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, MI_HI,
+    A_DISCARD, G_DISC_N, G_N_MELDS, G_NP, G_HAND_NO, G_LAST_HAND, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, MI_HI,
     MI_KIND, MI_LEN, MI_LO, MK_RUN, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS,
     PS_LAID,
 )
@@ -59,8 +65,8 @@ from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type
 from kalooki_sim.rng import rng_uniform
 from kalooki_sim.rulevec import (
-    DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT,
-    PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_MAX_CALLS_PER_PLAYER, R_N_DECKS,
+    CALLS_LIMIT_SCOPE_HAND, DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT,
+    PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE, R_MAX_CALLS_PER_PLAYER, R_N_DECKS,
     R_OPENING_MODE, R_PENALTY, R_PLAY_DIRECTION, R_SET_ALLOW_DUPLICATE_SUIT,
 )
 
@@ -87,7 +93,8 @@ P_HOLD_TURNS = 10
 P_CALL_USE = 11
 P_DRAW_USE = 12
 P_SF_WEIGHT = 13
-N_EXPERT_PARAMS = 14
+P_CALL_BUDGET = 14
+N_EXPERT_PARAMS = 15
 
 
 @njit(_nrt=False)
@@ -302,6 +309,20 @@ def _holds(params, gs, ps, hands, plan_n, g, seat):
 
 
 @njit(_nrt=False)
+def calls_scarce(params, gs, ps, rv, g, seat):
+    """Are ``seat``'s calls left fewer than ``call_budget`` per hand still to play (``call_budget``
+    <= 0: always)?  Where the limit counts per hand, only this hand is still to play."""
+    budget = _param(params, P_CALL_BUDGET, 0.0)
+    if budget <= 0.0:
+        return True
+    hands_left = 1
+    if rv[R_CALLS_LIMIT_SCOPE] != CALLS_LIMIT_SCOPE_HAND:
+        hands_left = max(gs[g, G_LAST_HAND] - gs[g, G_HAND_NO] + 1, 1)
+    left = rv[R_MAX_CALLS_PER_PLAYER] - ps[g, seat, PS_CALLS]
+    return np.float64(left) < budget * np.float64(hands_left)
+
+
+@njit(_nrt=False)
 def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                   hscore, hwin, rv, g, seat, known, key, ctr):
     """The expert heuristic (module docstring); always returns a legal action (-1 if none).
@@ -330,9 +351,10 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
             if ph == PH_CALL or ph == PH_ALLOW:
                 want = _wants(hands, rv, g, seat, rnd, top, contract, gapw,
                               call_thr if ph == PH_CALL else draw_thr)
-                if want and contract and call_sf > 0.0:
-                    # a call (or a deny) only near the contract: the card and the call's extra
-                    # card are worth it when few cards are missing
+                if (want and ph == PH_CALL and contract and call_sf > 0.0
+                        and calls_scarce(params, gs, ps, rv, g, seat)):
+                    # a call only near the contract: the card, the call's extra card and one of
+                    # the few calls are worth it when few cards are missing
                     want = np.float64(_shortfall_with(hands, rv, g, seat, rnd, top, 1)) < call_sf
                 use = _param(params, P_CALL_USE if ph == PH_CALL else P_DRAW_USE, 0.0)
                 if not want and contract and use > 0.0:
@@ -359,7 +381,7 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
         if a >= 0:
             return a
         if (_param(params, P_COUNT, 0.0) > 0.0 or _param(params, P_DEFENSE, 0.0) > 0.0
-                or _param(params, P_DUMP, 0.0) > 0.0):
+                or _param(params, P_DUMP, 0.0) > 0.0 or _param(params, P_SF_WEIGHT, 0.0) > 0.0):
             return expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                   hscore, hwin, rv, g, seat, known, rnd, contract, gapw)
         return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,

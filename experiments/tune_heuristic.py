@@ -7,7 +7,9 @@
 Every candidate of a generation plays the same fresh deals, each in every seating of the table
 (candidate + field), in one batch of the compiled loop (``tournament.play_seatings``), so candidates
 are compared on identical cards; its fitness is its mean win share (or mean penalty / score, by
-``objective``).  CMA-ES (the ``cma`` package) searches the parameters named by ``params`` within
+``objective``) over single hands or, with ``mode = "matches"``, over whole matches (Caribbean: 9
+hands, lowest total wins; the K40 family: to elimination, for money), which is what a player of
+the variant is after: a setting tuned for hands won may lose matches by holding more when it loses.  CMA-ES (the ``cma`` package) searches the parameters named by ``params`` within
 ``agents.base.PARAM_BOUNDS``, scaled to [0, 1].  After every generation the optimiser's state and
 the learning curve are written atomically to ``out``, so an interrupted run resumes where it
 stopped (``--resume``): no generation is lost or played twice.  (A resumed run continues from the
@@ -38,7 +40,9 @@ class TuneArgs:
     strategy: str = "greedy"                 # whose parameter row is tuned (a named strategy or base agent)
     field: tuple[str, ...] = ("greedy", "greedy", "greedy")   # the fixed opponents
     params: tuple[str, ...] = ("call_threshold", "draw_threshold", "gap_weight")   # names to tune
-    objective: str = "win_share"             # win_share (higher) | penalty (lower)
+    objective: str = "win_share"             # win_share (higher) | penalty (lower; hands) | score (matches)
+    mode: str = "hands"                      # hands | matches (whole matches, as the tournament plays them)
+    max_hands: int = 60                      # matches: hand cap of an elimination match
     generations: int = 12
     popsize: int = 8
     sigma0: float = 0.25                     # in the [0, 1]-scaled space
@@ -93,8 +97,19 @@ class Problem:
         self.hi = np.array([bounds[i][1] for i in self.idx])
         self.ids, self.params = ids, params
         self.n = len(ids)
-        if a.objective not in ("win_share", "penalty"):
-            raise SystemExit(f"objective must be win_share or penalty, not {a.objective!r}")
+        from kalooki_sim.tournament import OUTCOMES
+
+        if a.mode not in OUTCOMES:
+            raise SystemExit(f"mode must be one of {', '.join(OUTCOMES)}, not {a.mode!r}")
+        if a.objective not in OUTCOMES[a.mode]:
+            raise SystemExit(f"objective in {a.mode} mode must be one of {', '.join(OUTCOMES[a.mode])}, "
+                             f"not {a.objective!r}")
+        # the direction of the objective: win share and money up, penalties and totals down
+        self.higher = a.objective == "win_share" or (a.objective == "score"
+                                                     and self.rules.match_mode != "fixed_hands_low_total")
+        self.extra = {}
+        if a.mode == "matches" and self.rules.match_mode == "elimination_pool":
+            self.extra = dict(max_hands=a.max_hands)
 
     def row(self, z) -> np.ndarray:
         r = self.params[0].copy()
@@ -115,10 +130,10 @@ class Problem:
         for z in zs:          # one table per candidate: candidate + field, on the generation's deals
             params = np.vstack([self.row(z), self.params[1:]])
             seats, _ = play_seatings(self.rules, self.n, [f"e{i}" for i in range(self.n)], self.ids, params,
-                                     deals, a.seed, "hands")
+                                     deals, a.seed, a.mode, **self.extra)
             mine = seats[seats["agent"] == "e0"]
             v = mine[a.objective].mean()
-            out.append(-v if a.objective == "win_share" else v)
+            out.append(-v if self.higher else v)
         return np.asarray(out)
 
 
@@ -159,9 +174,9 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
             history.append({"generation": g, "best": float(f.min()), "mean": float(f.mean()),
                             "favourite": [float(x) for x in fav[prob.idx]], "sigma": float(es.sigma)})
             _atomic(state_file, pickle.dumps({"args": dataclasses.asdict(a), "es": es, "history": history}))
-            bar.set_postfix_str(f"best {-f.min() if a.objective == 'win_share' else f.min():.4f}")
+            bar.set_postfix_str(f"best {-f.min() if prob.higher else f.min():.4f}")
             bar.update(1)
-    _curve(out, history, a)
+    _curve(out, history, a, prob.higher)
     tuned = prob.row(es.result.xfavorite)
     result = {"params": dict(zip(a.params, [float(x) for x in tuned[prob.idx]])), "history": history}
     (out / "result.json").write_text(json.dumps(result, indent=2))
@@ -171,18 +186,18 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
     return result
 
 
-def _curve(out: Path, history, a: TuneArgs) -> None:
+def _curve(out: Path, history, a: TuneArgs, higher: bool) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sign = -1 if a.objective == "win_share" else 1
+    sign = -1 if higher else 1
     g = [h["generation"] for h in history]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(g, [sign * h["best"] for h in history], marker="o", label="best of the generation")
     ax.plot(g, [sign * h["mean"] for h in history], marker=".", label="generation mean")
-    ax.set_xlabel(f"generation ({a.deals_per_generation} common deals each, every seating)")
+    ax.set_xlabel(f"generation ({a.deals_per_generation} common deals each, every seating, {a.mode})")
     ax.set_ylabel(f"candidate's {a.objective.replace('_', ' ')}")
     ax.set_title(f"CMA-ES tuning of {a.strategy} ({a.variant}) against {', '.join(a.field)}", fontsize=9)
     ax.legend(fontsize=8)
@@ -197,7 +212,7 @@ def save_strategy(a: TuneArgs, prob: Problem, row) -> Path:
     names = PARAM_NAMES[prob.base.agent_id]
     lines = [f"# Tuned by experiments/tune_heuristic.py: CMA-ES over {', '.join(a.params)} of {a.strategy}",
              f"# against {', '.join(a.field)} in {a.variant} ({a.generations} generations of {a.popsize},",
-             f"# {a.deals_per_generation} common deals each, seed {a.seed}); objective {a.objective}.",
+             f"# {a.deals_per_generation} common deals each, seed {a.seed}); objective {a.objective} ({a.mode}).",
              f'agent = "{prob.base.agent}"',
              f'description = "{a.strategy} tuned for {a.variant} by CMA-ES ({a.objective} against {", ".join(a.field)})"',
              "", "[params]"]
@@ -209,25 +224,29 @@ def save_strategy(a: TuneArgs, prob: Problem, row) -> Path:
 
 
 def check(a: TuneArgs, out: Path) -> dict:
-    """A fresh duplicate tournament (seed ``check_seed``: deals never used in tuning): tuned vs untuned
-    among the field; returns the paired difference of their win shares with its 95 % interval."""
+    """A fresh duplicate tournament (seed ``check_seed``: deals never used in tuning), in the
+    tuning's mode: tuned vs untuned among the field; returns the paired difference of their
+    objective (tuned minus untuned) with its 95 % interval."""
     from kalooki_sim.tournament import TournamentConfig, entrant_labels, run_tournament
 
     path = Path(a.strategies_dir) / f"{a.save_as}.toml"
     cfg = TournamentConfig(variant=a.variant, players=len(a.field) + 1,
                            agents=(str(path), a.strategy) + tuple(a.field[1:]), deals=a.check_deals,
-                           seed=a.check_seed, out=str(out / "check"))
+                           seed=a.check_seed, out=str(out / "check"), mode=a.mode,
+                           max_hands=a.max_hands if a.mode == "matches" else None)
     run = run_tournament(cfg, resume=(out / "check" / "meta.json").exists(), progress=False)
     import pandas as pd
 
     tab = pd.read_csv(run.path / "results.csv")
-    diff = tab[(tab["table"] == "win share: paired differences")]
+    name = "win share" if a.objective == "win_share" else a.objective
+    diff = tab[(tab["table"] == f"{name}: paired differences")]
     tuned, untuned = entrant_labels(cfg.agents)[:2]     # the entrants' labels in the tables
     row = diff[((diff["a"] == tuned) & (diff["b"] == untuned)) | ((diff["b"] == tuned) & (diff["a"] == untuned))]
     r = row.iloc[0]
     sign = 1 if r["a"] == tuned else -1
     lo, hi = sorted((sign * r["lo"], sign * r["hi"]))
-    res = {"diff": float(sign * r["diff"]), "lo": float(lo), "hi": float(hi), "n_deals": int(r["n_deals"])}
+    res = {"objective": a.objective, "mode": a.mode, "diff": float(sign * r["diff"]), "lo": float(lo),
+           "hi": float(hi), "n_deals": int(r["n_deals"])}
     (out / "check.json").write_text(json.dumps(res, indent=2))
     return res
 

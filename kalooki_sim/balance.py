@@ -80,7 +80,7 @@ class BalanceConfig:
     players: str | tuple[int, ...] = "all"      # "all": every count a preset allows
     knob_players: int = 4
     mixes: tuple[str, ...] = ("greedy",)        # homogeneous tables; the first one plays the knob cells
-    ladder: tuple[str, ...] = ("greedy", "greedy-picky", "random")   # skill ladder, strongest first
+    ladder: tuple[str, ...] = ("sharp", "greedy", "greedy-explore", "random")   # skill ladder, strongest first
     deals: int = 10_000                          # per players / knob cell (hands)
     skill_deals: int = 5_000                     # per skill cell (each deal in every seating)
     match_deals: int = 600                       # per match cell (whole matches)

@@ -240,7 +240,7 @@ def main(argv=None) -> int:
     t = sub.add_parser("tournament", help="duplicate-deal tournament of agents and named strategies")
     t.add_argument("--variant", default="caribbean")
     t.add_argument("--players", type=int, default=4)
-    t.add_argument("--agents", default="greedy,greedy-picky,greedy-explore,random",
+    t.add_argument("--agents", default="sharp,counting,greedy,random",
                    help="entrants, comma-separated (base agents or configs/agents names; `kalooki agents` lists them)")
     t.add_argument("--deals", type=int, default=1000, help="deals, each played in every seating of its table")
     t.add_argument("--mode", choices=("hands", "matches"), default="hands")
@@ -263,13 +263,13 @@ def main(argv=None) -> int:
     rp.set_defaults(fn=cmd_replay)
     pl = sub.add_parser("play", help="play a game against the bots in the terminal")
     pl.add_argument("--variant", default="caribbean")
-    pl.add_argument("--opponents", default="greedy,greedy-picky,random",
+    pl.add_argument("--opponents", default="sharp,greedy,counting",
                     help="one agent per opponent seat, comma-separated (`kalooki agents` lists them)")
     pl.add_argument("--seat", type=int, default=1, help="your seat, 1..players (default 1)")
     pl.add_argument("--seed", type=int, default=0)
     pl.add_argument("--hands", type=int, default=None, metavar="N", help="hands to play (default: a whole match)")
     pl.add_argument("--save", default=None, metavar="PATH", help="write the finished game as a replay file")
-    pl.add_argument("--hint-agent", default="greedy", help="the agent `hint` asks (default greedy)")
+    pl.add_argument("--hint-agent", default="sharp", help="the agent `hint` asks (default sharp)")
     pl.set_defaults(fn=cmd_play)
     v = sub.add_parser("variants", help="list the rule presets and house overlays")
     v.set_defaults(fn=cmd_variants)

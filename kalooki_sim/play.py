@@ -253,7 +253,7 @@ class PlaySession:
     """One game: the person at real player ``seat`` (0-based), compiled ``opponents`` elsewhere."""
 
     def __init__(self, rules, opponents, seat: int = 0, seed: int = 0, hands: int | None = None,
-                 hint_agent: str = "greedy", save=None, input: TextIO = sys.stdin, output: TextIO = sys.stdout):
+                 hint_agent: str = "sharp", save=None, input: TextIO = sys.stdin, output: TextIO = sys.stdout):
         self.rules = rules if isinstance(rules, Rules) else load_rules(rules)
         names = [str(o).strip() for o in opponents if str(o).strip()]
         if not names:
@@ -435,7 +435,7 @@ class PlaySession:
 
 
 def play_game(rules, opponents, seat: int = 0, seed: int = 0, hands: int | None = None, save=None,
-              hint_agent: str = "greedy", input: TextIO = sys.stdin, output: TextIO = sys.stdout) -> int:
+              hint_agent: str = "sharp", input: TextIO = sys.stdin, output: TextIO = sys.stdout) -> int:
     """Play one game in a terminal (or on any text streams): the person at ``seat`` (0-based)
     against ``opponents`` (agent or strategy names, in seat order around the person); ``hands``
     hands (``None``: a whole match); ``save``: path of the replay file written when the game is

@@ -93,8 +93,10 @@ def schedules(n_entrants: int, n_players: int, deals) -> np.ndarray:
 
 
 def _tables(k: int, n: int) -> list[tuple[int, ...]]:
-    """The tables the deals cycle through: every ``n``-subset of ``k`` entrants when there are few,
-    else a cyclic design (``n`` consecutive entrants, every start) that still seats each pair."""
+    """The tables the deals cycle through: every ``n``-subset of ``k`` entrants when there are few
+    (up to ``_MAX_TABLES``), else a cyclic design (``n`` consecutive entrants, every start).  The
+    cyclic design seats together only the pairs less than ``n`` apart in the entrant list; the
+    others are compared through the ratings alone (the pairwise tables have no deal for them)."""
     if k == n:
         return [tuple(range(n))]
     if math.comb(k, n) <= _MAX_TABLES:

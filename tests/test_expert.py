@@ -18,7 +18,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.agents.base import EXPERT, GREEDY, N_PARAMS, PARAM_NAMES, RANDOM
 from kalooki_sim.agents.compiled import KNOWN_LEN, choose_action
 from kalooki_sim.agents.expert import (
-    _seen, danger, expert_discard, feed_share, live_potential,
+    _seen, calls_scarce, danger, expert_discard, feed_share, live_potential,
 )
 from kalooki_sim.agents.known import KNOWN_GEN
 from kalooki_sim.agents.measures import card_usefulness, contract_shortfall
@@ -30,7 +30,8 @@ from kalooki_sim.rng import rng_key
 from kalooki_sim.rollout import simulate
 from kalooki_sim.rulevec import (
     OPENING_MODE_CONTRACT, PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_MAX_CALLS_PER_PLAYER,
-    R_N_DECKS, R_OPENING_MODE, R_PENALTY, R_PLAY_DIRECTION, R_SET_ALLOW_DUPLICATE_SUIT,
+    R_N_DECKS, R_OPENING_MODE, R_PENALTY, R_PLAY_DIRECTION, R_SET_ALLOW_DUPLICATE_SUIT, R_CALLS_LIMIT_SCOPE,
+    CALLS_LIMIT_SCOPE_HAND,
 )
 from kalooki_sim.strategies import known_strategies, load_strategy
 
@@ -92,9 +93,9 @@ def test_expert_ideas_change_the_games():
                     ("call_use", 1.0), ("draw_use", 1.0)]:
         out = simulate(r, 4, [EXPERT] * 4, np.tile(_expert_row(**{name: v}), (4, 1)), 300, 5)
         assert not np.array_equal(out["penalty"], base["penalty"]), name
-    dump = _expert_row(dump_weight=3.0, late_turns=3.0, sf_weight=2.0)
-    out = simulate(r, 4, [EXPERT] * 4, np.tile(dump, (4, 1)), 300, 5)
-    assert not np.array_equal(out["penalty"], base["penalty"])
+    for row in (_expert_row(dump_weight=3.0, late_turns=3.0), _expert_row(sf_weight=0.5)):
+        out = simulate(r, 4, [EXPERT] * 4, np.tile(row, (4, 1)), 300, 5)
+        assert not np.array_equal(out["penalty"], base["penalty"])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -226,7 +227,7 @@ def test_expert_measures_and_discard_match_definitions(preset):
     compared = discards = 0
     for game in range(6):
         row = rows[game % 2]
-        core.start_game(*A, rv, 0, n, -1, 9, game, 1)
+        core.start_game(*A, rv, 0, n, -1, 9, game, 1 + game % 3)     # matches of 1-3 hands
         keys = np.array([rng_key(9, game, core.STREAM_POLICY_BASE + p) for p in range(n)], dtype=np.uint64)
         ctrs = np.zeros(n, dtype=np.int64)
         pol = [EXPERT, GREEDY, RANDOM, EXPERT, GREEDY, RANDOM][:n]
@@ -235,6 +236,12 @@ def test_expert_measures_and_discard_match_definitions(preset):
                 break
             seat = int(gs[0, L.G_TO_ACT])
             k = core.legal_mask(*A, rv, 0, mask)
+            budget = float(rng.choice([0.0, 0.2, 0.5, 1.0, 3.0]))
+            hands_left = 1 if rv[R_CALLS_LIMIT_SCOPE] == CALLS_LIMIT_SCOPE_HAND else \
+                gs[0, L.G_LAST_HAND] - gs[0, L.G_HAND_NO] + 1
+            calls_left = rv[R_MAX_CALLS_PER_PLAYER] - A[1][0, seat, L.PS_CALLS]
+            assert calls_scarce(_expert_row(call_budget=budget), gs, A[1], rv, 0, seat) == \
+                (budget <= 0 or calls_left < budget * hands_left)
             if gs[0, L.G_PHASE] == L.PH_PLAY:
                 _seen(gs, A[2], A[4], A[6], A[7], 0, seat, seen)
                 ref_seen = _py_seen(A, 0, seat)
@@ -292,3 +299,17 @@ def test_every_expert_strategy_plays_legally_with_invariants(preset):
         assert np.all(out["turns"] > 0)
         played += 60
     assert played >= 60
+
+
+def test_call_budget_keeps_calls_for_later_hands_of_a_match():
+    """With calls scarce only for the hands left, the single hands play greedy's calls, while early
+    in a Caribbean match (3 calls for 9 hands) the calls are kept for near-complete contracts."""
+    r = _rules("caribbean")
+    row = np.tile(_expert_row(call_max_shortfall=0.5, call_budget=1.0), (4, 1))
+    greedy = simulate(r, 4, [GREEDY] * 4, None, 200, 3)
+    expert = simulate(r, 4, [EXPERT] * 4, row, 200, 3)
+    _same_games(greedy, expert)                      # 3 calls left >= 1 per hand for one hand
+    gh, _ = simulate(r, 4, [GREEDY] * 4, None, 20, 3, mode="matches")
+    eh, _ = simulate(r, 4, [EXPERT] * 4, row, 20, 3, mode="matches")
+    first = gh["hand_no"] == 0
+    assert eh["calls_used"][first].sum() < gh["calls_used"][first].sum()

@@ -46,7 +46,7 @@ def test_caribbean_hand_played_with_first_moves_shows_position_and_saves_valid_r
     assert "table:" in out and "discard top: " in out
     assert re.search(r"P2 greedy\s+\d+ cards?, (not )?laid down, calls \d/3, total 0", out)
     assert "contract 3 threes" in out and "phase: " in out
-    assert "hint (greedy): " in out
+    assert "hint (sharp): " in out
     assert re.search(r"P\d \(\w[\w-]*\) (draws from the stock|discards \w+|passes on \w+)", out)
     assert "--- hand 1 over:" in out and "totals:" in out and "=== game over after 1 hand(s)" in out
     assert "winner(s): P" in out
@@ -147,7 +147,7 @@ def test_following_the_hints_plays_the_hint_agents_game():
     """Typing what `hint` says at every prompt plays the game the hint agent would play in that
     seat: hints are asked on a copy, so the real game's random streams are untouched."""
     out = io.StringIO()
-    s = PlaySession("caribbean", ["random", "greedy", "greedy"], seat=0, seed=7, hands=1,
+    s = PlaySession("caribbean", ["random", "greedy", "greedy"], seat=0, seed=7, hands=1, hint_agent="greedy",
                     input=_HintFollower(out), output=out)
     assert s.run() == 0
     assert "=== game over" in out.getvalue()

@@ -56,3 +56,27 @@ def test_tuning_resumes_where_it_stopped(tmp_path):
     # the finished generation is kept, not played again; the run goes on to its end
     assert [h["generation"] for h in again["history"]] == [0, 1, 2]
     assert again["history"][0] == whole["history"][0]
+
+
+def test_tuning_on_whole_matches_by_their_score(tmp_path):
+    """``mode = "matches"``: candidates play whole Caribbean matches, the fitness is the match total
+    (lower wins), and the check compares tuned and untuned by the same objective."""
+    tune = _module()
+    a = tune.TuneArgs(strategy="sharp", params=("defense", "call_max_shortfall"), mode="matches",
+                      objective="score", generations=2, popsize=4, deals_per_generation=3,
+                      out=str(tmp_path / "run"), save_as="sharp-tiny", strategies_dir=str(tmp_path / "agents"),
+                      check_deals=4)
+    res = tune.tune(a, progress=False)
+    assert len(res["history"]) == 2 and all(h["best"] > 0 for h in res["history"])   # totals, not shares
+    chk = json.loads((tmp_path / "run" / "check.json").read_text())
+    assert chk["objective"] == "score" and chk["mode"] == "matches" and chk["n_deals"] == 4
+    assert chk["lo"] <= chk["diff"] <= chk["hi"]
+    assert load_strategy(str(tmp_path / "agents" / "sharp-tiny.toml")).agent == "expert"
+
+
+def test_objective_must_fit_the_mode(tmp_path):
+    tune = _module()
+    with pytest.raises(SystemExit, match="objective in matches mode"):
+        tune.Problem(tune.TuneArgs(mode="matches", objective="penalty"))
+    with pytest.raises(SystemExit, match="mode must be"):
+        tune.Problem(tune.TuneArgs(mode="tricks"))
