@@ -112,7 +112,7 @@ def move_phrase(text: str, top: str | None = None) -> str:
     if text == "call":
         return f"calls {top}" if top else "calls"
     if text in ("allow", "deny"):
-        return f"{text}s the call"
+        return "allows the call" if text == "allow" else "denies the call"
     if text == "end turn":
         return "ends the turn"
     if text == "keep upcard":

@@ -35,7 +35,7 @@ __all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play
 
 # the outcome columns of a seat row, per mode; "score" is what ranks a seat after the win share
 OUTCOMES = {"hands": ("win_share", "penalty"), "matches": ("win_share", "score")}
-_MAX_TABLES = 120
+_MAX_TABLES = 252          # every table of up to 10 entrants at 4 seats (210), 10 at 5 (252)
 
 
 @dataclass(frozen=True)
