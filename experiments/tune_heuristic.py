@@ -198,7 +198,7 @@ def _curve(out: Path, history, a: TuneArgs, higher: bool) -> None:
     ax.plot(g, [sign * h["best"] for h in history], marker="o", label="best of the generation")
     ax.plot(g, [sign * h["mean"] for h in history], marker=".", label="generation mean")
     ax.set_xlabel(f"generation ({a.deals_per_generation} common deals each, every seating, {a.mode})")
-    ax.set_ylabel(f"candidate's {a.objective.replace('_', ' ')}")
+    ax.set_ylabel(f"candidate's {a.objective.replace('_', ' ')} ({'higher' if higher else 'lower'} is better)")
     ax.set_title(f"CMA-ES tuning of {a.strategy} ({a.variant}) against {', '.join(a.field)}", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
