@@ -296,9 +296,9 @@ def findings(t: dict, knob_players: int = 4) -> list[str]:
                    f"Plackett-Luce rating spread): " + "; ".join(parts) + f". Least room for skill: "
                    f"{g['preset'].iloc[0]}; most: {g['preset'].iloc[-1]}.")
         mid = gap[gap["b"] != weakest]
-        if len(mid):
-            parts = [f"{r.preset} {_pm(r['diff'], r.lo, r.hi, pct=True)}" for _, r in mid.iterrows()]
-            out.append(f"**Skill among good agents.** {mid['a'].iloc[0]} − {mid['b'].iloc[0]}: " + "; ".join(parts) + ".")
+        for b, rows in mid.groupby("b", sort=False):      # one sentence per weaker rung of the ladder
+            parts = [f"{r.preset} {_pm(r['diff'], r.lo, r.hi, pct=True)}" for _, r in rows.iterrows()]
+            out.append(f"**Skill among good agents.** {rows['a'].iloc[0]} − {b}: " + "; ".join(parts) + ".")
     # house rules
     e = t.get("effects")
     if e is not None and len(e):
