@@ -53,7 +53,7 @@ PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
 CELL_TABLES = {"players": ("hands",), "knob": ("hands",), "skill": ("seats",), "match": ("matches", "hands")}
 # the hand-row columns kept (the rest of simulate's columns are match bookkeeping)
 _KEEP = ("deal", "hand_no", "round", "seat", "rel_seat", "dealer", "penalty", "won", "win_share", "laid_down",
-         "laid_down_turn", "calls_used", "turns", "reshuffles", "voids", "end_event")
+         "laid_down_turn", "calls_used", "calls_denied", "turns", "reshuffles", "voids", "end_event")
 EV_WENT_OUT, EV_VOID, EV_VOID_CAP, EV_TURN_CAP, EV_KALOOKI = 1, 2, 3, 4, 5   # engine.layout EV_*
 
 
@@ -422,10 +422,11 @@ def load_cell(run_path, cell: Cell, table: str | None = None) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------
 # per-cell statistics (95 % intervals clustered by deal)
 
-def hand_level(hands: pd.DataFrame) -> pd.DataFrame:
+def hand_level(hands: pd.DataFrame, count_denied: bool = False) -> pd.DataFrame:
     """One row per hand (deal, hand_no) with the hand's outcomes: turns, how it ended, whether the
-    winner went out in the turn he first laid down (kalooki / rip / down-and-out), calls, mean
-    penalty of the losers."""
+    winner went out in the turn he first laid down (kalooki / rip / down-and-out), calls made,
+    allowed and denied (``count_denied``: the rules count denied calls against the limit, so the
+    ``calls_used`` column holds them too), mean penalty of the losers."""
     g = hands.groupby(["deal", "hand_no"], sort=True)
     first = g.first()
     won = hands[hands["won"] == 1].set_index(["deal", "hand_no"])
@@ -443,7 +444,11 @@ def hand_level(hands: pd.DataFrame) -> pd.DataFrame:
         hit = (w["laid_down_turn"] == w["turns"] - 1) | (w["end_event"] == EV_KALOOKI)
         one.loc[w.index] = hit.astype(float).to_numpy()
     out["out_in_one_turn"] = one
-    out["calls_per_hand"] = g["calls_used"].sum().astype(float)
+    denied = g["calls_denied"].sum().astype(float)
+    allowed = g["calls_used"].sum().astype(float) - (denied if count_denied else 0.0)
+    out["calls_per_hand"] = allowed
+    out["denied_calls_per_hand"] = denied
+    out["calls_made_per_hand"] = allowed + denied
     los = hands[hands["won"] == 0]
     out["loser_penalty"] = los.groupby(["deal", "hand_no"])["penalty"].mean().reindex(out.index).astype(float)
     out["dealer_left_won"] = hands[hands["rel_seat"] == 1].groupby(["deal", "hand_no"])["won"].sum() \
@@ -453,12 +458,14 @@ def hand_level(hands: pd.DataFrame) -> pd.DataFrame:
 
 
 HAND_METRICS = ("turns", "stock_ran_out", "voided", "void_cap", "turn_cap", "no_winner", "out_in_one_turn",
-                "calls_per_hand", "loser_penalty", "dealer_left_won")
+                "calls_per_hand", "denied_calls_per_hand", "calls_made_per_hand", "loser_penalty",
+                "dealer_left_won")
 METRIC_LABELS = {
     "turns": "turns per hand", "stock_ran_out": "share of hands where the stock ran out",
     "voided": "share of hands voided (redealt)", "void_cap": "share ended by the void cap (no winner)",
     "turn_cap": "share ended by the turn cap (no winner)", "no_winner": "share of hands without a winner",
     "out_in_one_turn": "going out in one turn (kalooki / down and out)", "calls_per_hand": "allowed calls per hand",
+    "denied_calls_per_hand": "denied calls per hand", "calls_made_per_hand": "calls made per hand",
     "loser_penalty": "mean penalty of a loser", "dealer_left_won": "win share of the dealer's left neighbour",
     "win_share": "win share", "penalty": "penalty", "score": "match score (money / total)",
     "score_abs": "mean absolute match score (money won or lost)",
@@ -488,7 +495,7 @@ def cell_statistics(cfg: BalanceConfig, cell: Cell, rows: dict[str, pd.DataFrame
         return {"metrics": pd.DataFrame(), "laydown": pd.DataFrame(), "dist": pd.DataFrame()}
     hands = rows["hands"]
     n = cell.players
-    hl = hand_level(hands)
+    hl = hand_level(hands, cell.rules().count_denied_calls)
     for m in HAND_METRICS:
         metrics.append(_est(hl[m], hl["deal"], metric=m, group="", **tag))
     for s in range(n):
@@ -561,7 +568,10 @@ def effects(cfg: BalanceConfig, cell: Cell, base_rows: pd.DataFrame, rows: pd.Da
     Match cells compare match scores and hand outcomes per match."""
     from .stats import paired_differences
 
-    a, b = hand_level(rows), hand_level(base_rows)
+    a = hand_level(rows, cell.rules().count_denied_calls)
+    from .rules import load_rules
+
+    b = hand_level(base_rows, load_rules(cell.preset).count_denied_calls)   # a base cell is the bare preset
     cols = list(HAND_METRICS)
     per = []
     for lab, frame in (("knob", a), ("base", b)):

@@ -270,9 +270,12 @@ def findings(t: dict, knob_players: int = 4) -> list[str]:
     if len(cb):
         cid = cb["cell"].iloc[0]
         cp, lp = _metric(t, cid, "calls_per_hand"), _metric(t, cid, "loser_penalty")
+        cm, cd = _metric(t, cid, "calls_made_per_hand"), _metric(t, cid, "denied_calls_per_hand")
         if cp is not None:
-            out.append(f"**Scores and calls.** In Caribbean ({knob_players} players) a hand sees "
-                       f"{_ci(cp['mean'], cp.lo, cp.hi)} allowed calls and a loser keeps "
+            made = (f"{_ci(cm['mean'], cm.lo, cm.hi)} calls made, " if cm is not None else "")
+            denied = (f", {_ci(cd['mean'], cd.lo, cd.hi)} denied" if cd is not None else "")
+            out.append(f"**Scores and calls.** In Caribbean ({knob_players} players) a hand sees {made}"
+                       f"{_ci(cp['mean'], cp.lo, cp.hi)} allowed{denied}, and a loser keeps "
                        f"{_ci(lp['mean'], lp.lo, lp.hi, digits=1)} penalty points.")
     ms = m[(m["metric"] == "score_abs") & m["cell"].str.endswith("/matches")]
     if len(ms):
@@ -377,7 +380,8 @@ def write_report(run_path, cfg, tables: dict | None = None) -> Path:
         wide = wide.pivot_table(index=["preset", "players"], columns="group", values="v", aggfunc="first")
         md += [_table(wide.reset_index().fillna("")), ""]
     md += ["## Per cell", "", "Hand-level numbers with 95 % intervals (clustered by deal).", ""]
-    show = ("turns", "stock_ran_out", "no_winner", "out_in_one_turn", "calls_per_hand", "loser_penalty")
+    show = ("turns", "stock_ran_out", "no_winner", "out_in_one_turn", "calls_made_per_hand", "calls_per_hand",
+            "denied_calls_per_hand", "loser_penalty")
     pm = m[m["metric"].isin(show)]
     if len(pm):
         wide = pm.assign(v=[f"{a:.3g} [{b:.3g}, {c:.3g}]" for a, b, c in zip(pm["mean"], pm["lo"], pm["hi"])])

@@ -74,24 +74,26 @@ ERR_ILLEGAL = 2          # a compiled agent chose an action outside the legal ma
 ERR_BAD_ACTION = 3       # ``act`` was called when no external decision was pending
 
 # ctx[b, CX_*]; CX_LAID + seat: turn the engine seat laid down (-1 not yet); CX_CALLS + seat: calls
-# it was allowed (denied ones too when the rules count them) in this hand
+# it was allowed (denied ones too when the rules count them) in this hand; CX_DENIED + seat: its calls
+# that were denied (a call made is one allowed or denied)
 (CX_OUT, CX_GAME, CX_SEED, CX_STATUS, CX_ERR, CX_STEPS, CX_MAX_STEPS, CX_CHECK, CX_PAUSE, CX_RESH0,
  CX_VOIDS0, CX_LAST) = range(12)
 CX_LAID = 12
 CX_CALLS = CX_LAID + P_MAX
-NCX = CX_CALLS + P_MAX
+CX_DENIED = CX_CALLS + P_MAX
+NCX = CX_DENIED + P_MAX
 
 # rows[R_*, o, hand, real player]: one plane per column, so a finished batch hands out views
 ROW_COLUMNS = (
     "game_id", "hand_no", "round", "seat", "policy_id", "dealer", "penalty", "won", "laid_down",
     "laid_down_turn", "calls_used", "turns", "reshuffles", "voids", "end_event", "engine_seat",
     "players", "hand_value", "cards_left", "jokers_left", "sheet_penalty", "payment", "total", "status",
-    "pool", "valid",
+    "pool", "calls_denied", "valid",
 )
 (R_GAME, R_HAND_NO, R_ROUND, R_SEAT, R_POLICY, R_DEALER, R_PEN, R_WON, R_LAID, R_LAID_TURN, R_CALLS,
  R_TURNS, R_RESH, R_VOIDS, R_EVENT, R_ENGINE_SEAT, R_PLAYERS, R_VALUE, R_CARDS, R_JOKERS, R_SHEET_PEN,
- R_PAY, R_TOTAL, R_STATUS, R_POOL, R_VALID) = range(26)
-NR = 26
+ R_PAY, R_TOTAL, R_STATUS, R_POOL, R_DENIED, R_VALID) = range(27)
+NR = 27
 # mrows[M_*, o, real player]
 MATCH_PLANES = ("total", "units", "money", "buy_backs", "active", "hands_played", "rips", "kalookis",
                 "pool", "finished", "match_hands", "policy_id")
@@ -142,6 +144,7 @@ def _clear_tallies(ctx, b):
     for i in range(P_MAX):
         ctx[b, CX_LAID + i] = -1
         ctx[b, CX_CALLS + i] = 0
+        ctx[b, CX_DENIED + i] = 0
 
 
 @njit(_nrt=False)
@@ -231,6 +234,7 @@ def _write_hand(gs, rv, b, sp, sx, sev, seats, ctx, rows, turn):
         rows[R_TOTAL, o, h, p] = sp[b, SP_TOTAL, p]
         rows[R_STATUS, o, h, p] = sev[b, p, EV_STATUS]
         rows[R_POOL, o, h, p] = sx[b, SX_POOL]
+        rows[R_DENIED, o, h, p] = ctx[b, CX_DENIED + i]
         rows[R_VALID, o, h, p] = 1
     ctx[b, CX_RESH0] = gs[b, G_TOTAL_RESHUFFLES]
     ctx[b, CX_VOIDS0] = gs[b, G_TOTAL_VOIDS]
@@ -285,8 +289,10 @@ def _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
         ctx[b, CX_LAID + seat] = turn
     elif a == A_ALLOW:
         ctx[b, CX_CALLS + caller] += 1
-    elif a == A_DENY and rv[R_COUNT_DENIED_CALLS] == 1:
-        ctx[b, CX_CALLS + caller] += 1
+    elif a == A_DENY:
+        ctx[b, CX_DENIED + caller] += 1
+        if rv[R_COUNT_DENIED_CALLS] == 1:
+            ctx[b, CX_CALLS + caller] += 1
     ctx[b, CX_STEPS] += 1
     if gs[b, G_HANDS_DONE] > hd:
         _hand_over(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,

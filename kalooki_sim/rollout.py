@@ -34,7 +34,7 @@ DEFAULT_HANDS_PER_MATCH = 10     # per-hand modes when rules.n_hands is "none" (
 DEFAULT_MAX_HANDS = 200          # hand cap of an elimination match
 
 HAND_COLUMNS = ("game_id", "hand_no", "round", "seat", "policy_id", "dealer", "penalty", "won",
-                "win_share", "laid_down", "laid_down_turn", "calls_used", "turns", "reshuffles",
+                "win_share", "laid_down", "laid_down_turn", "calls_used", "calls_denied", "turns", "reshuffles",
                 "voids", "end_event")
 # points-variant matches also say who was dealt in and how each hand went on the score sheet
 POINTS_HAND_COLUMNS = HAND_COLUMNS + ("engine_seat", "players", "hand_value", "cards_left", "jokers_left",

@@ -162,3 +162,31 @@ def test_seating_table_shapes():
     assert seats.shape == (3, 2) and pm.shape[:2] == (3, 2)
     seats, pm = seating_table(np.array([[1, 0], [0, 1]]), 2, 2, np.ones((2, 2, 4)))
     assert (seats == [[1, 0], [0, 1]]).all() and pm.shape == (2, 2, 4)
+
+
+def test_calls_made_allowed_and_denied_are_tallied_per_caller():
+    """``calls_denied`` counts each seat's denied calls and ``calls_used`` its allowed ones (the
+    rules count denied calls too only with ``count_denied_calls``): the loop's rows against the
+    calls and answers of the same games stepped from Python."""
+    for overrides in ({}, {"count_denied_calls": True}):
+        r = load_rules("caribbean", **overrides)
+        out = simulate(r, 4, ["greedy"] * 4, None, 40, 21)
+        denied_total = 0
+        for gid in range(40):
+            first = gid % r.n_rounds
+            g = Game(r, n_players=4, seed=21, game_id=gid, agents=["greedy"] * 4, first_hand=first, n_hands=1)
+            allowed, denied = np.zeros(4, int), np.zeros(4, int)
+            while not g.terminal:
+                a = g.agent_action()
+                caller = int(g.state.gs[0, L.G_CALLER])
+                if a == L.A_ALLOW:
+                    allowed[caller] += 1
+                elif a == L.A_DENY:
+                    denied[caller] += 1
+                g.apply(a)
+            rows = _rows_of(out, [gid])
+            np.testing.assert_array_equal(rows["calls_denied"], denied)
+            used = allowed + (denied if overrides else 0)
+            np.testing.assert_array_equal(rows["calls_used"], used)
+            denied_total += denied.sum()
+        assert denied_total > 0
