@@ -36,29 +36,33 @@ learner seats of one game (self-play) each read their own column.
 ``g % n_players``, so a learner plays every seat equally often; ``tables`` gives any per-game
 seating instead (``[T, n]`` ids, game ``g`` uses row ``g % T``).
 
-**Taken cards.**  The observation includes the cards each seat took from the discard pile this
-hand.  When the engine has the public column ``layout.PS_TAKEN`` the encoder reads it and the
-compiled seats run inside ``loop.advance``; until then the environment steps every seat through
-the loop's pause mode (``CX_PAUSE``: ``agent_action`` then ``act``, the same games by the loop's
-own contract) and notes the takes itself (``observation.track_take``).
+**Compiled seats.**  The observation includes the cards each seat took from the discard pile this
+hand, which the engine does not keep, so the loop runs in its pause mode (``CX_PAUSE``): it stops
+before every decision, and the one kernel of this module (``_env_rows``) plays a compiled seat's
+turn itself (``loop.agent_action`` then ``loop.act``, the closed loop's game by the loop's own
+contract), noting the takes (``observation.track_take``), without returning to Python.  Only
+learner decisions come out.  The rows of a batch run on threads (``lanes.run_lanes``).
+
+**Errors.**  ``step`` checks every action against the mask first and raises
+``IllegalActionError`` naming the action, its row and game, and applies nothing.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from . import loop
 from .agents.base import EXTERNAL
-from .agents.compiled import seat_action
 from .engine.layout import G_DEAL_NO, G_TO_ACT, N_ACTIONS, P_MAX
-from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_HANDS, SX_N, SX_N_MWIN
-from .jit import njit, pnjit
-from .loop import ST_OVER, ST_WAITING, CX_ERR, act, advance, agent_action, start
-from .observation import HAS_PS_TAKEN, OBS_DIM, OBS_VERSION, encode, track_take
+from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
+from .jit import njit
+from .lanes import run_lanes
+from .loop import CX_ERR, ST_OVER, ST_WAITING, act, advance, agent_action, start
+from .observation import OBS_DIM, OBS_VERSION, encode, track_take
 from .rulevec import R_N_ROUNDS
 
-__all__ = ["KalookiVecEnv", "LEARNER", "OBS_DIM", "OBS_VERSION", "N_ACTIONS", "RES_COLUMNS", "compiled_choices"]
+__all__ = ["KalookiVecEnv", "LEARNER", "OBS_DIM", "OBS_VERSION", "N_ACTIONS", "RES_COLUMNS", "IllegalActionError",
+           "encode_rows"]
 
 LEARNER = "learner"
 
@@ -67,21 +71,37 @@ RES_COLUMNS = ("game_id", "hands_won", "total", "match_win_share", "money", "han
 RES_GAME, RES_WON, RES_TOTAL, RES_MWIN, RES_MONEY, RES_PLAYED = range(6)
 NRES = 6
 
-# kernel error codes (err[b]); 1_000_000 + CX_ERR: the loop stopped on an error
-ERR_NO_CHOICE = 1            # a compiled seat chose nothing (pause mode)
+# what one call of the env kernel does
+MODE_RESET, MODE_STEP, MODE_CHOOSE = 0, 1, 2
+
+# kernel error codes (err[b]); ERR_LOOP + CX_ERR: the loop stopped on an error
+ERR_NO_CHOICE = 1            # a compiled seat chose nothing
 ERR_LOOP = 1_000_000
+
+# rows a thread must have before a step is split over threads (as loop.advance_rows)
+_ROWS_PER_THREAD = 16
+
+
+class IllegalActionError(ValueError):
+    """An action outside the legal mask of its row (the message names the action and the row)."""
 
 
 @njit(_nrt=False)
 def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
            sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-           gid, single_hand, hand_limit, max_steps, check, pause, taken, wins_seen):
-    """Deal game ``gid`` on row ``b`` with its table's seating."""
+           gid, first_gid, n_out, single_hand, hand_limit, max_steps, check, taken, wins_seen):
+    """Deal game ``gid`` on row ``b`` with its table's seating (game ``gid`` sits at table
+    ``gid % T``), in pause mode: every seat stops the loop, so the kernel sees every action and
+    keeps the pile-taken sets (``observation.track_take``).  Its result rows go to output row
+    ``gid - first_gid`` when that is below ``n_out`` (tests compare them with ``simulate``)."""
     t = gid % tab_seats.shape[0]
     fh = gid % rv[R_N_ROUNDS] if single_hand else -1
+    o = gid - first_gid
+    if o < 0 or o >= n_out:
+        o = -1
     start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
           sp, sx, seats, params, keys, ctrs, ctx, known, tab_seats[t], tab_params[t], streams[t], wants, -1,
-          seed, gid, fh, hand_limit, max_steps, -1, check, pause)
+          seed, gid, fh, hand_limit, max_steps, o, check, True)
     for p in range(P_MAX):
         taken[b, p] = 0
         wins_seen[b, p] = 0
@@ -90,24 +110,28 @@ def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n
 @njit(_nrt=False)
 def _act_tracked(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                  sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b, a, taken):
-    """``loop.act`` that keeps the env's pile-taken bitmasks (cleared when a new deal starts)."""
-    track_take(gs, disc, taken, b, a)
+    """``loop.act`` that keeps the pile-taken sets (cleared when a new deal starts: a new hand or a
+    voided deal replayed)."""
     dn = gs[b, G_DEAL_NO]
+    track_take(gs, disc, taken, b, a)
     e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
             sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, a)
+    if e != 0:
+        return e
     if gs[b, G_DEAL_NO] != dn:
         for p in range(P_MAX):
             taken[b, p] = 0
-    return e
+    return 0
 
 
 @njit(_nrt=False)
 def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
          sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
-         tab_seats, tab_params, streams, wants, seed, stride, single_hand, hand_limit, max_steps, check, pause,
-         reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch):
-    """Play row ``b`` on to its next learner decision (dealing new games as episodes end), keeping
-    rewards and the finished episode's results; encode the decision.  Returns 0 or an error."""
+         tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
+         max_steps, check, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch):
+    """Play row ``b`` on to its next learner decision (compiled seats played here, new games dealt
+    as episodes end), adding up rewards and keeping the finished episode's results; encode the
+    decision.  Returns 0 or an error."""
     while True:
         st = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                      b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
@@ -149,70 +173,78 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             gid[b] += stride
             _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                    sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-                   gid[b], single_hand, hand_limit, max_steps, check, pause, taken, wins_seen)
+                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, taken, wins_seen)
         else:
             return ERR_LOOP + ctx[b, CX_ERR]
 
 
-@pnjit
-def env_reset(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+@njit
+def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
               sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
-              tab_seats, tab_params, streams, wants, seed, stride, single_hand, hand_limit, max_steps, check,
-              pause, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch, err):
-    """Deal every row's first game (``gid[b]``) and play to its first learner decision."""
-    for k in prange(gs.shape[0]):
+              tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
+              max_steps, check, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch, err,
+              actions, choice_ids, choice_params, k_from, k_to):
+    """The environment's one kernel, over rows ``k_from .. k_to - 1`` (``lanes.run_lanes`` splits a
+    batch over threads; each row owns its state, so the split changes nothing):
+
+    * ``MODE_RESET``: deal row ``b``'s game ``gid[b]`` and play to its first learner decision;
+    * ``MODE_STEP``: apply the pending learner decision ``actions[b]`` and play to the next one;
+    * ``MODE_CHOOSE``: ``actions[b]`` = what compiled agent ``choice_ids[b]`` (parameter row
+      ``choice_params[b]``) plays at the pending decision, by ``loop.agent_action`` on the deciding
+      seat's own random stream, exactly as the loop would if that agent sat there.
+
+    One kernel for the three, not three: each kernel that reaches the engine costs a cold compile
+    a full link and code generation of the loop."""
+    for k in range(k_from, k_to):
         b = np.uint64(k)
+        if mode == MODE_CHOOSE:
+            seat = gs[b, G_TO_ACT]
+            if seat < 0:
+                actions[b] = -1
+                continue
+            p = sp[b, SP_REAL, seat]
+            saved = seats[b, p]
+            seats[b, p] = choice_ids[b]
+            for j in range(params.shape[2]):         # swap the row in (choice_params: [B, k])
+                x = params[b, p, j]
+                params[b, p, j] = choice_params[b, j]
+                choice_params[b, j] = x
+            a = agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                             rv, b, sp, seats, params, keys, ctrs, known, scratch[b])
+            for j in range(params.shape[2]):         # and back
+                x = params[b, p, j]
+                params[b, p, j] = choice_params[b, j]
+                choice_params[b, j] = x
+            seats[b, p] = saved
+            actions[b] = a
+            continue
         for p in range(P_MAX):
             rew[b, p] = 0.0
         done[b] = False
-        _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-               sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-               gid[b], single_hand, hand_limit, max_steps, check, pause, taken, wins_seen)
+        if mode == MODE_RESET:
+            _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
+                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, taken, wins_seen)
+        else:
+            e = _act_tracked(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                             hwin, rv, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows,
+                             mwin, b, actions[b], taken)
+            if e != 0:
+                err[b] = e
+                continue
         err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                       sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
-                      tab_seats, tab_params, streams, wants, seed, stride, single_hand, hand_limit, max_steps,
-                      check, pause, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch)
+                      tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
+                      hand_limit, max_steps, check, reward_match, gid, taken, wins_seen, rew, done, res, obs,
+                      seat_out, scratch)
 
 
-@pnjit
-def env_step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-             sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
-             tab_seats, tab_params, streams, wants, seed, stride, single_hand, hand_limit, max_steps, check,
-             pause, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch, err, actions):
-    """Apply ``actions[b]`` (the pending learner decision of every row) and play on."""
-    for k in prange(gs.shape[0]):
+@njit(_nrt=False)
+def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, taken, obs):
+    """``observation.encode`` of every row (tests re-encode positions they changed)."""
+    for k in range(gs.shape[0]):
         b = np.uint64(k)
-        for p in range(P_MAX):
-            rew[b, p] = 0.0
-        done[b] = False
-        e = _act_tracked(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                         rv, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
-                         actions[b], taken)
-        if e != 0:
-            err[b] = e
-            continue
-        err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                      sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
-                      tab_seats, tab_params, streams, wants, seed, stride, single_hand, hand_limit, max_steps,
-                      check, pause, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch)
-
-
-@pnjit
-def compiled_choices(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                     sp, keys, ctrs, known, agent_ids, agent_params, scratch, out):
-    """What compiled agent ``agent_ids[b]`` (parameter row ``agent_params[b]``) plays at row ``b``'s
-    pending decision, drawing on the deciding seat's own policy stream exactly as the loop would
-    if that agent sat there: a learner seat played this way plays the closed loop's game."""
-    for k in prange(gs.shape[0]):
-        b = np.uint64(k)
-        seat = gs[b, G_TO_ACT]
-        if seat < 0:
-            out[b] = -1
-            continue
-        p = sp[b, SP_REAL, seat]
-        out[b] = seat_action(agent_ids[b], agent_params[b], gs, ps, hands, stock, disc, disc_by, minfo, mcards,
-                             mas, plan, plan_n, hscore, hwin, rv, b, seat, known[b], scratch[b], keys[b, p],
-                             ctrs[b, p:p + 1])
+        encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, taken, obs[b])
 
 
 class KalookiVecEnv:
@@ -221,6 +253,8 @@ class KalookiVecEnv:
 
     ``KalookiVecEnv(rules="caribbean", n_players=4, batch=64, lineup=("learner", "greedy", ...),
     episode="hand", reward="hand", rotate=False, seed=0)``; ``reset(seed)`` then ``step(actions)``.
+    ``keep_rows=N`` keeps the result rows (``rollout.simulate``'s columns) of the games with ids
+    ``first_game_id .. first_game_id + N - 1``: ``result_rows()``.
     """
 
     metadata = {"autoreset_mode": "same_step"}
@@ -228,7 +262,7 @@ class KalookiVecEnv:
     def __init__(self, rules="caribbean", n_players: int = 4, batch: int = 64, lineup=None, *,
                  episode: str = "hand", reward: str = "hand", rotate: bool = False, tables=None,
                  table_params=None, seed: int = 0, first_game_id: int = 0, hands_per_match=None,
-                 max_hands=None, buy_back="always", check: bool = False, track_taken: bool | None = None):
+                 max_hands=None, buy_back="always", check: bool = False, keep_rows: int = 0):
         from .engine.game import check_supported
         from .rollout import buy_back_flags, match_length, max_steps_per_hand, seating_table
         from .rules import Rules, load_rules
@@ -252,9 +286,9 @@ class KalookiVecEnv:
             lineup = [LEARNER] + ["greedy"] * (n - 1) if lineup is None else list(lineup)
             if len(lineup) != n:
                 raise ValueError(f"lineup names {len(lineup)} seats for {n} players")
-            names = ["random" if str(x).lower() == LEARNER else x for x in lineup]
-            _, ids, pm = resolve(names)
-            ids = np.where([str(x).lower() == LEARNER for x in lineup], EXTERNAL, ids)
+            learner = [str(x).lower() == LEARNER for x in lineup]
+            _, ids, pm = resolve(["random" if x else name for x, name in zip(learner, lineup)])
+            ids = np.where(learner, EXTERNAL, ids)
             rot = range(n) if rotate else range(1)
             tables = np.array([np.roll(ids, r) for r in rot], dtype=np.int64)
             table_params = np.array([np.roll(pm, r, axis=0) for r in rot], dtype=np.float64)
@@ -268,21 +302,20 @@ class KalookiVecEnv:
         if not (tables == EXTERNAL).any(axis=1).all():
             raise ValueError("every seating needs at least one learner seat (the env stops only at learner "
                              "decisions); for compiled agents alone use rollout.simulate")
-        self.tables, self.table_params = tables, np.ascontiguousarray(table_params, dtype=np.float64)
+        self.tables = np.ascontiguousarray(tables, dtype=np.int64)
+        self.table_params = np.ascontiguousarray(table_params, dtype=np.float64)
         self.streams = np.tile(np.arange(n, dtype=np.int64), (len(tables), 1))
         self.wants = buy_back_flags(buy_back, n)
-        if episode == "hand":
-            self.hand_limit = 1
-        else:
-            self.hand_limit = match_length(self.rules, "matches", hands_per_match, max_hands)
+        self.hand_limit = match_length(self.rules, "hands" if episode == "hand" else "matches", hands_per_match,
+                                       max_hands)
         self.max_steps = max_steps_per_hand(self.rules, n)
-        self.pause = (not HAS_PS_TAKEN) if track_taken is None else bool(track_taken)
         self.check = bool(check)
         self.rv = np.ascontiguousarray(self.rules.to_vector(), dtype=np.int64)
         self.seed, self.first_game_id = int(seed), int(first_game_id)
         B = self.batch
         self.la = loop.LoopArrays(B, self.table_params.shape[2])
-        self._out = loop.LoopArrays.outputs(0, 1, n)
+        self.keep_rows = int(keep_rows)
+        self._out = loop.LoopArrays.outputs(self.keep_rows, self.hand_limit, n)
         self.gid = np.zeros(B, dtype=np.int64)
         self.taken = np.zeros((B, P_MAX), dtype=np.int64)
         self.wins_seen = np.zeros((B, P_MAX), dtype=np.int64)
@@ -293,19 +326,24 @@ class KalookiVecEnv:
         self.seat = np.zeros(B, dtype=np.int64)
         self._scratch = np.zeros((B, N_ACTIONS), dtype=np.bool_)
         self._err = np.zeros(B, dtype=np.int64)
+        self._actions = np.zeros(B, dtype=np.int64)
+        self._choice_ids = np.zeros(B, dtype=np.int64)
+        self._choice_params = np.zeros((B, self.table_params.shape[2]), dtype=np.float64)
         self._ready = False
 
-    # ---- kernel arguments
-    def _args(self):
+    # ---- the kernel
+    def _run(self, mode: int) -> None:
         la = self.la
-        return (*la.state.arrays(), self.rv, *la.loop_arrays(), *self._out, self.tables, self.table_params,
-                self.streams, self.wants, self.seed, self.batch, self.episode == "hand", self.hand_limit,
-                self.max_steps, self.check, self.pause, self.reward_mode == "match", self.gid, self.taken,
-                self.wins_seen, self.rewards, self.dones, self.results, self.obs, self.seat, self._scratch,
-                self._err)
+        run_lanes(_env_rows, self.batch, mode, *la.state.arrays(), self.rv, *la.loop_arrays(), *self._out,
+                  self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
+                  self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
+                  self.reward_mode == "match", self.gid, self.taken, self.wins_seen, self.rewards, self.dones,
+                  self.results, self.obs, self.seat, self._scratch, self._err, self._actions, self._choice_ids,
+                  self._choice_params, min_per_thread=_ROWS_PER_THREAD)
 
     @property
     def mask(self) -> np.ndarray:
+        """bool[B, N_ACTIONS]: the legal actions of every row's pending decision."""
         return self.la.mask
 
     @property
@@ -319,62 +357,97 @@ class KalookiVecEnv:
             b = int(bad[0])
             e = int(self._err[b])
             raise RuntimeError(f"{bad.size} row(s) failed; first: row {b}, game {int(self.gid[b])}, code {e} "
-                               "(2000+: the engine refused an action; 1000000+: the loop stopped: 1 step "
-                               "budget, 2 illegal compiled action, 1000+ invariant)")
+                               "(2000+: the engine refused an action; 1000000+: the loop stopped: +1 step "
+                               "budget, +2 illegal compiled action, +1000 invariant); call reset()")
 
     def _info(self):
         return {"seat": self.seat, "game_id": self.gid}
 
     def reset(self, seed: int | None = None):
-        """Deal every row's first game; returns ``(obs, mask, info)``."""
+        """Deal every row's first game (ids ``first_game_id + b``) and play to the first learner
+        decision; returns ``(obs, mask, info)``."""
         if seed is not None:
             self.seed = int(seed)
         self.gid[:] = self.first_game_id + np.arange(self.batch, dtype=np.int64)
-        env_reset(*self._args())
+        self._err[:] = 0
+        self._run(MODE_RESET)
         self._raise()
         self._ready = True
         return self.obs, self.la.mask, self._info()
 
-    def step(self, actions):
-        """Apply one action per row (legal in ``mask``); returns ``(obs, mask, rewards, dones, info)``."""
-        if not self._ready:
-            raise RuntimeError("call reset() first (and again after an error)")
-        a = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
+    def check_actions(self, actions) -> np.ndarray:
+        """``actions`` as int64[B], or ``IllegalActionError`` naming the first illegal one."""
+        a = np.asarray(actions)
+        if a.dtype.kind not in "iu":
+            raise IllegalActionError(f"actions must be integers (action ids), got dtype {a.dtype}")
+        a = a.astype(np.int64, copy=False).reshape(-1)
         if a.shape[0] != self.batch:
             raise ValueError(f"one action per row: got {a.shape[0]} for a batch of {self.batch}")
-        if a.min() < 0 or a.max() >= N_ACTIONS or not self.la.mask[np.arange(self.batch), a].all():
-            bad = [int(b) for b in np.flatnonzero((a < 0) | (a >= N_ACTIONS))]
-            if not bad:
-                bad = [int(b) for b in np.flatnonzero(~self.la.mask[np.arange(self.batch), a])]
-            raise ValueError(f"illegal action {int(a[bad[0]])} in row {bad[0]} (game {int(self.gid[bad[0]])}); "
-                             f"{len(bad)} row(s) with an action outside the mask")
-        env_step(*self._args(), a)
+        out = (a < 0) | (a >= N_ACTIONS)
+        bad = np.flatnonzero(out)
+        if not bad.size:
+            bad = np.flatnonzero(~self.la.mask[np.arange(self.batch), a])
+        if bad.size:
+            from .engine.game import action_text
+
+            b = int(bad[0])
+            x = int(a[b])
+            what = "not an action id" if out[b] else f"{action_text(self.la.state, b, x)!r} is not legal here"
+            raise IllegalActionError(f"illegal action {x} in row {b} (game {int(self.gid[b])}, player "
+                                     f"{int(self.seat[b])}): {what}; {bad.size} row(s) with an action outside "
+                                     f"the legal mask (0..{N_ACTIONS - 1}); nothing was applied")
+        return a
+
+    def step(self, actions):
+        """Apply one action per row (legal in ``mask``) and play on to every row's next learner
+        decision; returns ``(obs, mask, rewards, dones, info)`` (module docstring)."""
+        if not self._ready:
+            raise RuntimeError("call reset() first (and again after an error)")
+        self._actions[:] = self.check_actions(actions)
+        self._run(MODE_STEP)
         self._raise()
         return self.obs, self.la.mask, self.rewards, self.dones, self._info()
 
     def compiled_actions(self, agents, params=None) -> np.ndarray:
         """What a compiled agent (a strategy name, or one per row) would play at every row's pending
-        decision, on the deciding seat's own random stream (the loop's game, if applied)."""
+        decision, on the deciding seat's own random stream (so applying them plays the closed
+        loop's game with that agent in the learner's seat)."""
         from .strategies import lineup as resolve
 
         names = [agents] * self.batch if isinstance(agents, str) else list(agents)
         _, ids, pm = resolve(names)
         if params is not None:
             pm = np.broadcast_to(np.asarray(params, dtype=np.float64), (self.batch, np.shape(params)[-1]))
-        out = np.zeros(self.batch, dtype=np.int64)
-        la = self.la
-        compiled_choices(*la.state.arrays(), self.rv, la.sp, la.keys, la.ctrs, la.known,
-                         np.ascontiguousarray(ids, dtype=np.int64), np.ascontiguousarray(pm), self._scratch, out)
-        return out
+        k = self._choice_params.shape[1]
+        if pm.shape[1] > k:
+            raise ValueError(f"parameter rows of {pm.shape[1]} values; this env's rows hold {k}")
+        self._choice_ids[:] = ids
+        self._choice_params[:] = 0.0
+        self._choice_params[:, :pm.shape[1]] = pm
+        self._run(MODE_CHOOSE)
+        return self._actions.copy()
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per row (numpy; for smoke runs and benchmarks)."""
-        m = self.la.mask
-        u = rng.random(m.shape, dtype=np.float32) * m
-        return u.argmax(axis=1)
+        """A uniformly random legal action per row (numpy only: the legal ids of every row by one
+        ``nonzero`` of the mask, then one uniform pick per row; for smoke runs and benchmarks)."""
+        rows, cols = np.nonzero(self.la.mask)
+        counts = np.bincount(rows, minlength=self.batch)
+        first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        pick = first + (rng.random(self.batch) * counts).astype(np.int64)
+        return cols[pick]
+
+    def result_rows(self):
+        """The per-hand rows (``rollout.simulate``'s columns; in match episodes ``(hands, matches)``)
+        of the kept games (``keep_rows``) that have finished."""
+        from .rollout import _columns
+
+        ids = np.arange(self.first_game_id, self.first_game_id + self.keep_rows, dtype=np.int64)
+        return _columns(self.rules, "hands" if self.episode == "hand" else "matches", self._out, ids,
+                        self.n_players, False, 0)
 
     def nbytes(self) -> int:
         """Memory held by the batch (state, loop and env buffers)."""
-        arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), self.gid, self.taken, self.wins_seen,
-                self.rewards, self.dones, self.results, self.obs, self.seat, self._scratch, self._err]
+        arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.taken,
+                self.wins_seen, self.rewards, self.dones, self.results, self.obs, self.seat, self._scratch,
+                self._err, self._actions, self._choice_ids, self._choice_params]
         return int(sum(a.nbytes for a in arrs if isinstance(a, np.ndarray)))

@@ -31,17 +31,18 @@ Never read: other seats' hands (only their sizes), the stock's cards, the lay-do
 debt (``plan``, ``G_PLAN_DEBT``: computed from the active player's hand, and stale from the
 previous player during a call window), the engine's search certificate (``PS_CERT*``).
 
-"Taken from the pile" comes from the engine's public ``layout.PS_TAKEN`` bitmask column when the
-engine has it (``HAS_PS_TAKEN``); until then the environment keeps the same bitmask itself
-(``taken[B, P_MAX]``, bit ``t`` = card type ``t``, per engine seat, cleared at every deal) by
-stepping every seat through the loop's pause mode and noting the takes (``track_take``).
+"Taken from the pile" is kept by the environment, since the engine keeps no such history:
+``taken[B, P_MAX]`` (bit ``t`` = card type ``t``, per engine seat, cleared at every deal), noted
+by ``track_take`` before every action.  That is why the environment runs the loop in its pause
+mode (``loop.CX_PAUSE``): every action, the compiled seats' too, passes through its kernel, which
+plays the compiled seats there (``loop.agent_action`` then ``loop.act``, the closed loop's game by
+the loop's own contract) without returning to Python.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .engine import layout as L
 from .engine.layout import (
     A_ALLOW, A_DENY, A_DRAW_DISCARD, A_PASS, G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
     G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN,
@@ -58,13 +59,9 @@ from .rulevec import (
     R_OPENING_MIN_POINTS, R_OPENING_MODE, R_ROUND_BASE, ROUND_STRIDE, OPENING_MODE_POINTS,
 )
 
-__all__ = ["OBS_VERSION", "OBS_DIM", "HAS_PS_TAKEN", "SECTIONS", "encode", "track_take", "taken_bits"]
+__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "encode", "track_take"]
 
 OBS_VERSION = 1
-
-# the engine's public per-seat bitmask of cards taken from the pile, once it has one
-HAS_PS_TAKEN = hasattr(L, "PS_TAKEN")
-PS_TAKEN_COL = int(getattr(L, "PS_TAKEN", 0))
 
 N_PHASES = 6
 N_RECENT = 4            # last cards of the pile, with who threw them
@@ -98,17 +95,8 @@ SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scala
 
 
 @njit(_nrt=False)
-def taken_bits(ps, taken, b, i):
-    """The pile-taken bitmask of engine seat ``i`` of row ``b`` (engine column or the env's own)."""
-    if HAS_PS_TAKEN:
-        return ps[b, i, PS_TAKEN_COL]
-    return taken[b, i]
-
-
-@njit(_nrt=False)
 def track_take(gs, disc, taken, b, a):
-    """Note, before action ``a`` is applied in row ``b``, a card it takes from the discard pile
-    (the env's stand-in for ``PS_TAKEN``): drawing the top discard, denying a call (the active
+    """Note, before action ``a`` is applied in row ``b``, a card it takes from the discard pile: drawing the top discard, denying a call (the active
     player takes the card), allowing one (the caller takes it), the dealer's upcard swap."""
     n = gs[b, G_DISC_N]
     if n <= 0:
@@ -234,7 +222,7 @@ def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, take
             out[o + 7] = float(sp[b, SP_ACTIVE, p])
             out[o + 8] = (sp[b, SP_RIPS, p] + sp[b, SP_KALOOKIS, p]) / 9.0
         out[o + 9] = 1.0 if i == gs[b, G_DEALER] else 0.0
-        bits = taken_bits(ps, taken, b, i)
+        bits = taken[b, i]
         for t in range(N_TYPES):
             if (bits >> t) & 1:
                 out[o + N_SEAT_SCAL + t] = 1.0
