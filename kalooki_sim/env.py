@@ -58,7 +58,7 @@ from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REA
 from .jit import njit
 from .lanes import run_lanes
 from .loop import CX_ERR, ST_OVER, ST_WAITING, act, advance, agent_action, start
-from .observation import OBS_DIM, OBS_VERSION, encode, track_take
+from .observation import OBS_DIM, OBS_VERSION, encode, encode_view, track_take
 from .rulevec import R_N_ROUNDS
 
 __all__ = ["KalookiVecEnv", "LEARNER", "OBS_DIM", "OBS_VERSION", "N_ACTIONS", "RES_COLUMNS", "IllegalActionError",
@@ -240,11 +240,15 @@ def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
 
 
 @njit(_nrt=False)
-def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, taken, obs):
-    """``observation.encode`` of every row (tests re-encode positions they changed)."""
+def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, taken, seats, obs):
+    """The view of engine seat ``seats[b]`` of every row (-1: the seat to act) into ``obs[b]``
+    (tests re-encode positions they changed; the AEC wrapper observes any agent)."""
     for k in range(gs.shape[0]):
         b = np.uint64(k)
-        encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, taken, obs[b])
+        s = seats[b]
+        if s < 0:
+            s = gs[b, G_TO_ACT]
+        encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, s, sp, sx, taken, obs[b])
 
 
 class KalookiVecEnv:

@@ -59,7 +59,7 @@ from .rulevec import (
     R_OPENING_MIN_POINTS, R_OPENING_MODE, R_ROUND_BASE, ROUND_STRIDE, OPENING_MODE_POINTS,
 )
 
-__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "encode", "track_take"]
+__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "encode", "encode_view", "track_take"]
 
 OBS_VERSION = 1
 
@@ -125,10 +125,17 @@ def _rel(i, seat, n):
 def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, taken, out):
     """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]); returns that
     engine seat (-1: nobody to act, ``out`` zeroed)."""
+    return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, gs[b, G_TO_ACT], sp, sx, taken, out)
+
+
+@njit(_nrt=False)
+def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, seat, sp, sx, taken, out):
+    """Write the view of engine seat ``seat`` of row ``b`` into ``out`` (float32[OBS_DIM]), whether
+    or not it is the seat to act (the AEC wrapper observes every agent); returns ``seat`` (-1: no
+    such seat, ``out`` zeroed)."""
     for j in range(OBS_DIM):
         out[j] = 0.0
-    seat = gs[b, G_TO_ACT]
-    if seat < 0:
+    if seat < 0 or seat >= gs[b, G_NP]:
         return -1
     n = gs[b, G_NP]
     active = gs[b, G_ACTIVE]
