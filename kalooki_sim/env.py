@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import loop
-from .agents.base import EXTERNAL
+from .agents.base import EXTERNAL, N_PARAMS
 from .engine.layout import G_DEAL_NO, G_TO_ACT, N_ACTIONS, P_MAX
 from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
 from .jit import njit
@@ -241,12 +241,13 @@ def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
 
 @njit(_nrt=False)
 def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, taken, seats, obs):
-    """The view of engine seat ``seats[b]`` of every row (-1: the seat to act) into ``obs[b]``
-    (tests re-encode positions they changed; the AEC wrapper observes any agent)."""
+    """The view of engine seat ``seats[b]`` of every row (-1: the seat to act; another negative:
+    nobody, zeros) into ``obs[b]`` (tests re-encode positions they changed; the AEC wrapper
+    observes any agent)."""
     for k in range(gs.shape[0]):
         b = np.uint64(k)
         s = seats[b]
-        if s < 0:
+        if s == -1:
             s = gs[b, G_TO_ACT]
         encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, s, sp, sx, taken, obs[b])
 
@@ -307,7 +308,11 @@ class KalookiVecEnv:
             raise ValueError("every seating needs at least one learner seat (the env stops only at learner "
                              "decisions); for compiled agents alone use rollout.simulate")
         self.tables = np.ascontiguousarray(tables, dtype=np.int64)
-        self.table_params = np.ascontiguousarray(table_params, dtype=np.float64)
+        # parameter rows wide enough for any compiled agent (``compiled_actions`` swaps one in)
+        table_params = np.asarray(table_params, dtype=np.float64)
+        k = max(table_params.shape[2], max(N_PARAMS.values()))
+        self.table_params = np.zeros(table_params.shape[:2] + (k,), dtype=np.float64)
+        self.table_params[:, :, :table_params.shape[2]] = table_params
         self.streams = np.tile(np.arange(n, dtype=np.int64), (len(tables), 1))
         self.wants = buy_back_flags(buy_back, n)
         self.hand_limit = match_length(self.rules, "hands" if episode == "hand" else "matches", hands_per_match,

@@ -63,7 +63,7 @@ def _copy_state(env):
 def test_observation_never_reads_hidden_cards(preset):
     """At every learner decision of random-learner games against greedy and random seats, the
     observation re-encoded after a re-deal of the hidden cards equals the one the env returned,
-    in every phase (the upcard swap where the variant has it); swapping one card of the seat's own
+    in every phase the variant has (calls and the upcard swap only where its rules have them); swapping one card of the seat's own
     hand with the stock does move it (the check can fail)."""
     rules = load_rules(preset)
     n = max(rules.players_min, 3)
@@ -104,7 +104,11 @@ def test_observation_never_reads_hidden_cards(preset):
         mine = _encode(env, own, env.la.sp, env.la.sx, env.taken)
         moved_own += int((mine != obs).any(axis=1).sum())
         obs, mask, rew, done, info = env.step(env.random_actions(rng))
-        want = {ph for ph in PHASES if ph != L.PH_UPSWAP or rules.dealer_may_swap_upcard}
+        want = {L.PH_DRAW, L.PH_PLAY}
+        if rules.calls_enabled:
+            want |= {L.PH_CALL, L.PH_ALLOW}
+        if rules.dealer_may_swap_upcard:
+            want.add(L.PH_UPSWAP)
         if step >= 50 and all(seen[ph] >= 3 for ph in want):
             break
     missing = [PHASES[ph] for ph in want if seen[ph] < 3]
