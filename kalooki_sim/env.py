@@ -36,12 +36,10 @@ learner seats of one game (self-play) each read their own column.
 ``g % n_players``, so a learner plays every seat equally often; ``tables`` gives any per-game
 seating instead (``[T, n]`` ids, game ``g`` uses row ``g % T``).
 
-**Compiled seats.**  The observation includes the cards each seat took from the discard pile this
-hand, which the engine does not keep, so the loop runs in its pause mode (``CX_PAUSE``): it stops
-before every decision, and the one kernel of this module (``_env_rows``) plays a compiled seat's
-turn itself (``loop.agent_action`` then ``loop.act``, the closed loop's game by the loop's own
-contract), noting the takes (``observation.track_take``), without returning to Python.  Only
-learner decisions come out.  The rows of a batch run on threads (``lanes.run_lanes``).
+**Compiled seats** are played inside ``loop.advance`` (the closed loop's own path: no return to
+Python, no legal mask computed for them); only learner decisions stop it.  The cards each seat
+took from the discard pile (part of the observation) are a tally the loop keeps
+(``loop.CX_TAKEN``).  The rows of a batch run on threads (``lanes.run_lanes``).
 
 **Errors.**  ``step`` checks every action against the mask first and raises
 ``IllegalActionError`` naming the action, its row and game, and applies nothing.
@@ -58,7 +56,7 @@ from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REA
 from .jit import njit
 from .lanes import run_lanes
 from .loop import CX_ERR, ST_OVER, ST_WAITING, act, advance, agent_action, start
-from .observation import OBS_DIM, OBS_VERSION, encode, encode_view, track_take
+from .observation import OBS_DIM, OBS_VERSION, encode, encode_view
 from .rulevec import R_N_ROUNDS
 
 __all__ = ["KalookiVecEnv", "LEARNER", "OBS_DIM", "OBS_VERSION", "N_ACTIONS", "RES_COLUMNS", "IllegalActionError",
@@ -89,11 +87,10 @@ class IllegalActionError(ValueError):
 @njit(_nrt=False)
 def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
            sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-           gid, first_gid, n_out, single_hand, hand_limit, max_steps, check, taken, wins_seen):
+           gid, first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen):
     """Deal game ``gid`` on row ``b`` with its table's seating (game ``gid`` sits at table
-    ``gid % T``), in pause mode: every seat stops the loop, so the kernel sees every action and
-    keeps the pile-taken sets (``observation.track_take``).  Its result rows go to output row
-    ``gid - first_gid`` when that is below ``n_out`` (tests compare them with ``simulate``)."""
+    ``gid % T``).  Its result rows go to output row ``gid - first_gid`` when that is below
+    ``n_out`` (tests compare them with ``simulate``)."""
     t = gid % tab_seats.shape[0]
     fh = gid % rv[R_N_ROUNDS] if single_hand else -1
     o = gid - first_gid
@@ -101,37 +98,19 @@ def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n
         o = -1
     start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
           sp, sx, seats, params, keys, ctrs, ctx, known, tab_seats[t], tab_params[t], streams[t], wants, -1,
-          seed, gid, fh, hand_limit, max_steps, o, check, True)
+          seed, gid, fh, hand_limit, max_steps, o, check, False)
     for p in range(P_MAX):
-        taken[b, p] = 0
         wins_seen[b, p] = 0
-
-
-@njit(_nrt=False)
-def _act_tracked(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b, a, taken):
-    """``loop.act`` that keeps the pile-taken sets (cleared when a new deal starts: a new hand or a
-    voided deal replayed)."""
-    dn = gs[b, G_DEAL_NO]
-    track_take(gs, disc, taken, b, a)
-    e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-            sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, a)
-    if e != 0:
-        return e
-    if gs[b, G_DEAL_NO] != dn:
-        for p in range(P_MAX):
-            taken[b, p] = 0
-    return 0
 
 
 @njit(_nrt=False)
 def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
          sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
          tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-         max_steps, check, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch):
-    """Play row ``b`` on to its next learner decision (compiled seats played here, new games dealt
-    as episodes end), adding up rewards and keeping the finished episode's results; encode the
-    decision.  Returns 0 or an error."""
+         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out):
+    """Play row ``b`` on to its next learner decision (the compiled seats inside ``loop.advance``,
+    new games dealt as episodes end), adding up rewards and keeping the finished episode's results;
+    encode the decision.  Returns 0 or an error."""
     while True:
         st = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                      b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
@@ -142,21 +121,9 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 rew[b, p] += w - wins_seen[b, p]
                 wins_seen[b, p] = w
         if st == ST_WAITING:
-            seat = gs[b, G_TO_ACT]
-            p = sp[b, SP_REAL, seat]
-            if seats[b, p] == EXTERNAL:
-                encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, taken, obs[b])
-                seat_out[b] = p
-                return 0
-            a = agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                             hwin, rv, b, sp, seats, params, keys, ctrs, known, scratch[b])
-            if a < 0:
-                return ERR_NO_CHOICE
-            e = _act_tracked(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                             hwin, rv, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows,
-                             mwin, b, a, taken)
-            if e != 0:
-                return e
+            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, ctx, obs[b])
+            seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
+            return 0
         elif st == ST_OVER:
             nw = sx[b, SX_N_MWIN]
             for p in range(n):
@@ -173,7 +140,7 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             gid[b] += stride
             _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                    sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, taken, wins_seen)
+                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
         else:
             return ERR_LOOP + ctx[b, CX_ERR]
 
@@ -182,7 +149,7 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
 def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
               sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
               tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-              max_steps, check, reward_match, gid, taken, wins_seen, rew, done, res, obs, seat_out, scratch, err,
+              max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, scratch, err,
               actions, choice_ids, choice_params, k_from, k_to):
     """The environment's one kernel, over rows ``k_from .. k_to - 1`` (``lanes.run_lanes`` splits a
     batch over threads; each row owns its state, so the split changes nothing):
@@ -224,23 +191,22 @@ def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
         if mode == MODE_RESET:
             _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                    sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, taken, wins_seen)
+                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
         else:
-            e = _act_tracked(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                             hwin, rv, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows,
-                             mwin, b, actions[b], taken)
+            e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+                    sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, actions[b])
             if e != 0:
                 err[b] = e
                 continue
         err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                       sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
                       tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
-                      hand_limit, max_steps, check, reward_match, gid, taken, wins_seen, rew, done, res, obs,
-                      seat_out, scratch)
+                      hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs,
+                      seat_out)
 
 
 @njit(_nrt=False)
-def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, taken, seats, obs):
+def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, ctx, seats, obs):
     """The view of engine seat ``seats[b]`` of every row (-1: the seat to act; another negative:
     nobody, zeros) into ``obs[b]`` (tests re-encode positions they changed; the AEC wrapper
     observes any agent)."""
@@ -249,7 +215,7 @@ def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, ta
         s = seats[b]
         if s == -1:
             s = gs[b, G_TO_ACT]
-        encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, s, sp, sx, taken, obs[b])
+        encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, s, sp, sx, ctx, obs[b])
 
 
 class KalookiVecEnv:
@@ -326,7 +292,6 @@ class KalookiVecEnv:
         self.keep_rows = int(keep_rows)
         self._out = loop.LoopArrays.outputs(self.keep_rows, self.hand_limit, n)
         self.gid = np.zeros(B, dtype=np.int64)
-        self.taken = np.zeros((B, P_MAX), dtype=np.int64)
         self.wins_seen = np.zeros((B, P_MAX), dtype=np.int64)
         self.rewards = np.zeros((B, P_MAX), dtype=np.float32)
         self.dones = np.zeros(B, dtype=np.bool_)
@@ -346,7 +311,7 @@ class KalookiVecEnv:
         run_lanes(_env_rows, self.batch, mode, *la.state.arrays(), self.rv, *la.loop_arrays(), *self._out,
                   self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
                   self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
-                  self.reward_mode == "match", self.gid, self.taken, self.wins_seen, self.rewards, self.dones,
+                  self.reward_mode == "match", self.gid, self.wins_seen, self.rewards, self.dones,
                   self.results, self.obs, self.seat, self._scratch, self._err, self._actions, self._choice_ids,
                   self._choice_params, min_per_thread=_ROWS_PER_THREAD)
 
@@ -456,7 +421,6 @@ class KalookiVecEnv:
 
     def nbytes(self) -> int:
         """Memory held by the batch (state, loop and env buffers)."""
-        arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.taken,
-                self.wins_seen, self.rewards, self.dones, self.results, self.obs, self.seat, self._scratch,
+        arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.wins_seen, self.rewards, self.dones, self.results, self.obs, self.seat, self._scratch,
                 self._err, self._actions, self._choice_ids, self._choice_params]
         return int(sum(a.nbytes for a in arrs if isinstance(a, np.ndarray)))

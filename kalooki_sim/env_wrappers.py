@@ -184,7 +184,7 @@ class KalookiAECEnv(AECEnv):
             if self._viewer[0] == -1:
                 self._viewer[0] = -2                # out of the match: nothing to see
             encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, self.vec.rv,
-                        la.sp, la.sx, self.vec.taken, self._viewer, self._view)
+                        la.sp, la.sx, la.ctx, self._viewer, self._view)
             obs = self._view[0].copy()
         return {"observation": obs, "action_mask": mask}
 

@@ -31,12 +31,9 @@ Never read: other seats' hands (only their sizes), the stock's cards, the lay-do
 debt (``plan``, ``G_PLAN_DEBT``: computed from the active player's hand, and stale from the
 previous player during a call window), the engine's search certificate (``PS_CERT*``).
 
-"Taken from the pile" is kept by the environment, since the engine keeps no such history:
-``taken[B, P_MAX]`` (bit ``t`` = card type ``t``, per engine seat, cleared at every deal), noted
-by ``track_take`` before every action.  That is why the environment runs the loop in its pause
-mode (``loop.CX_PAUSE``): every action, the compiled seats' too, passes through its kernel, which
-plays the compiled seats there (``loop.agent_action`` then ``loop.act``, the closed loop's game by
-the loop's own contract) without returning to Python.
+"Taken from the pile" is a tally of the turn loop (``loop.CX_TAKEN``: bit ``t`` = card type
+``t``, per engine seat, cleared at every deal), kept as the loop applies every action, the
+compiled seats' too, since the engine keeps no history.
 """
 
 from __future__ import annotations
@@ -44,22 +41,23 @@ from __future__ import annotations
 import numpy as np
 
 from .engine.layout import (
-    A_ALLOW, A_DENY, A_DRAW_DISCARD, A_PASS, G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
+    G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
     G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN,
     G_TAKEN_MUST, G_TO_ACT, G_TURN, G_VOIDS, G_AFTER_ALLOW, G_CALL_DONE, G_LAID_THIS_TURN, JOKER, M_MAX,
     MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_HI, MI_NJ, MI_OWNER, MK_RUN, MK_SET, MK_JSET, N_TYPES, P_MAX,
-    PH_UPSWAP, PS_CALLS, PS_LAID,
+    PS_CALLS, PS_LAID,
 )
 from .engine.match_flow import (
     SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_DEALER, SX_N,
 )
 from .jit import njit
+from .loop import CX_TAKEN
 from .rulevec import (
     MAX_ROUNDS, R_CALLS_ENABLED, R_MATCH_MODE, R_MAX_CALLS_PER_PLAYER, R_MAX_TURNS_PER_HAND, R_N_ROUNDS,
     R_OPENING_MIN_POINTS, R_OPENING_MODE, R_ROUND_BASE, ROUND_STRIDE, OPENING_MODE_POINTS,
 )
 
-__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "encode", "encode_view", "track_take"]
+__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "encode", "encode_view"]
 
 OBS_VERSION = 1
 
@@ -94,42 +92,20 @@ SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scala
             "melds": (O_MELDS, M_MAX * F_MELD), "table": (O_TABLE, N_TYPES)}
 
 
-@njit(_nrt=False)
-def track_take(gs, disc, taken, b, a):
-    """Note, before action ``a`` is applied in row ``b``, a card it takes from the discard pile: drawing the top discard, denying a call (the active
-    player takes the card), allowing one (the caller takes it), the dealer's upcard swap."""
-    n = gs[b, G_DISC_N]
-    if n <= 0:
-        return
-    top = np.int64(disc[b, n - 1])
-    if top < 0:
-        return
-    who = -1
-    if gs[b, G_PHASE] == PH_UPSWAP:
-        if a != A_PASS:
-            who = gs[b, G_TO_ACT]
-    elif a == A_DRAW_DISCARD or a == A_DENY:
-        who = gs[b, G_ACTIVE]
-    elif a == A_ALLOW:
-        who = gs[b, G_CALLER]
-    if who >= 0:
-        taken[b, who] |= np.int64(1) << top
-
-
 @njit(_nrt=False, inline="always")
 def _rel(i, seat, n):
     return ((i - seat) % n + n) % n
 
 
 @njit(_nrt=False)
-def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, taken, out):
+def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, ctx, out):
     """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]); returns that
     engine seat (-1: nobody to act, ``out`` zeroed)."""
-    return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, gs[b, G_TO_ACT], sp, sx, taken, out)
+    return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, gs[b, G_TO_ACT], sp, sx, ctx, out)
 
 
 @njit(_nrt=False)
-def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, seat, sp, sx, taken, out):
+def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, seat, sp, sx, ctx, out):
     """Write the view of engine seat ``seat`` of row ``b`` into ``out`` (float32[OBS_DIM]), whether
     or not it is the seat to act (the AEC wrapper observes every agent); returns ``seat`` (-1: no
     such seat, ``out`` zeroed)."""
@@ -229,7 +205,7 @@ def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, seat, s
             out[o + 7] = float(sp[b, SP_ACTIVE, p])
             out[o + 8] = (sp[b, SP_RIPS, p] + sp[b, SP_KALOOKIS, p]) / 9.0
         out[o + 9] = 1.0 if i == gs[b, G_DEALER] else 0.0
-        bits = taken[b, i]
+        bits = ctx[b, CX_TAKEN + i]
         for t in range(N_TYPES):
             if (bits >> t) & 1:
                 out[o + N_SEAT_SCAL + t] = 1.0

@@ -25,9 +25,9 @@ PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
 PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: "play", L.PH_UPSWAP: "upswap"}
 
 
-def _encode(env, st, sp, sx, taken):
+def _encode(env, st, sp, sx, ctx):
     out = np.zeros((env.batch, OBS_DIM), dtype=np.float32)
-    encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, env.rv, sp, sx, taken,
+    encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, env.rv, sp, sx, ctx,
                 np.full(env.batch, -1, dtype=np.int64), out)
     return out
 
@@ -75,7 +75,7 @@ def test_observation_never_reads_hidden_cards(preset):
     changed = moved_own = 0
     for step in range(400):
         st = env.la.state
-        same = _encode(env, st, env.la.sp, env.la.sx, env.taken)
+        same = _encode(env, st, env.la.sp, env.la.sx, env.la.ctx)
         np.testing.assert_array_equal(same, obs)            # the env's obs is the encoder's
         hid = _copy_state(env)
         own = _copy_state(env)
@@ -91,7 +91,7 @@ def test_observation_never_reads_hidden_cards(preset):
                     own.hands[b, seat, t] -= 1
                     own.hands[b, seat, x] += 1
                     own.stock[b, 0] = t
-        after = _encode(env, hid, env.la.sp, env.la.sx, env.taken)
+        after = _encode(env, hid, env.la.sp, env.la.sx, env.la.ctx)
         for b in range(env.batch):
             ph = int(st.gs[b, L.G_PHASE])
             assert ph in PHASES, ph
@@ -101,7 +101,7 @@ def test_observation_never_reads_hidden_cards(preset):
                 where = [name for name, (o, w) in SECTIONS.items() if any(o <= d < o + w for d in diff)]
                 pytest.fail(f"{preset}: row {b} phase {PHASES[ph]}: re-dealing hidden cards moved the "
                             f"observation at {diff[:8]} (sections {where})")
-        mine = _encode(env, own, env.la.sp, env.la.sx, env.taken)
+        mine = _encode(env, own, env.la.sp, env.la.sx, env.la.ctx)
         moved_own += int((mine != obs).any(axis=1).sum())
         obs, mask, rew, done, info = env.step(env.random_actions(rng))
         want = {L.PH_DRAW, L.PH_PLAY}
@@ -204,3 +204,49 @@ def test_arrays_rewards_and_autoreset():
         ends += int(done.sum())
     assert ends > 0
     assert env.nbytes() > 0
+
+
+@pytest.mark.parametrize("preset,answer", [("caribbean", "greedy"), ("american", "random"), ("k40", "random")])
+def test_pile_take_tally_follows_every_take(preset, answer):
+    """``loop.CX_TAKEN`` (the observation's "taken from the pile" sets): with every seat a learner
+    every action passes through here, so a Python mirror of the rule (top discard to the drawer,
+    the denier, the allowed caller, the dealer swapping the upcard; cleared at every deal) must
+    agree after every step; calls, denials and upcard swaps all happen in these games."""
+    from kalooki_sim.loop import CX_TAKEN
+
+    rules = load_rules(preset)
+    n = 4
+    env = KalookiVecEnv(rules, n, batch=12, lineup=["learner"] * n, seed=9, episode="match", hands_per_match=2,
+                        max_hands=2)
+    env.reset()
+    rng = np.random.default_rng(2)
+    mirror = np.zeros((env.batch, L.P_MAX), dtype=np.int64)
+    kinds = set()
+    for _ in range(1500):
+        st = env.la.state
+        a = env.compiled_actions(answer) if answer != "random" else env.random_actions(rng)
+        deal = st.gs[:, L.G_DEAL_NO].copy()
+        for b in range(env.batch):
+            ph, nd = int(st.gs[b, L.G_PHASE]), int(st.gs[b, L.G_DISC_N])
+            who = -1
+            if ph == L.PH_UPSWAP and a[b] != L.A_PASS:
+                who, kind = int(st.gs[b, L.G_TO_ACT]), "upswap"
+            elif ph != L.PH_UPSWAP and a[b] in (L.A_DRAW_DISCARD, L.A_DENY):
+                who, kind = int(st.gs[b, L.G_ACTIVE]), int(a[b])
+            elif ph != L.PH_UPSWAP and a[b] == L.A_ALLOW:
+                who, kind = int(st.gs[b, L.G_CALLER]), "allow"
+            if who >= 0 and nd > 0 and st.disc[b, nd - 1] >= 0:
+                mirror[b, who] |= 1 << int(st.disc[b, nd - 1])
+                kinds.add(kind)
+        _, _, _, done, _ = env.step(a)
+        new_deal = done | (env.la.state.gs[:, L.G_DEAL_NO] != deal)
+        mirror[new_deal] = 0
+        keep = ~new_deal
+        np.testing.assert_array_equal(env.la.ctx[keep, CX_TAKEN:CX_TAKEN + L.P_MAX], mirror[keep])
+        mirror[new_deal] = env.la.ctx[new_deal, CX_TAKEN:CX_TAKEN + L.P_MAX]
+    want = {L.A_DRAW_DISCARD}
+    if rules.calls_enabled:
+        want |= {L.A_DENY, "allow"}
+    if rules.dealer_may_swap_upcard:
+        want.add("upswap")
+    assert want <= kinds, kinds

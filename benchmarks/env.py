@@ -1,0 +1,123 @@
+#!/usr/bin/env python
+"""Lockstep environment throughput (JSON lines): learner decisions per second per core.
+
+For every batch size ``B`` (default 1, 64, 1024, 4096) a ``KalookiVecEnv`` of Caribbean hands
+(4 players) runs ``reset`` and then ``step`` with a uniformly random legal learner (numpy, no
+network: ``KalookiVecEnv.random_actions``) until ``--seconds`` have passed; one line per setting:
+
+* ``lineup=vs_greedy``: one learner seat and three compiled greedy seats (the compiled seats'
+  turns are played inside the kernel and are part of the cost);
+* ``lineup=selfplay``: four learner seats (every decision comes out: the env's own cost);
+
+with ``decisions_per_s`` (learner decisions, per core), ``step_ms``, ``pick_ms`` (the numpy random
+pick alone), and ``batch_bytes`` (every array the batch holds, ``KalookiVecEnv.nbytes``).
+
+Then the closed-loop simulator in the same run: ``rollout.simulate`` of greedy Caribbean hands,
+hands/s, and its decisions/s = hands/s x the decisions of a greedy hand, counted by playing the
+same games through the environment with every seat a learner answered by compiled greedy
+(``compiled_actions``; the environment plays exactly ``simulate``'s games, tests/test_env.py)::
+
+    python benchmarks/env.py --seconds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import sys
+import time
+
+import numba
+import numpy as np
+
+from kalooki_sim import load_rules
+from kalooki_sim.env import KalookiVecEnv
+from kalooki_sim.rollout import simulate
+
+
+def _line(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def _run_env(rules, n, B, lineup, seconds, seed):
+    env = KalookiVecEnv(rules, n, batch=B, lineup=lineup, seed=seed)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    env.reset()
+    reset_s = time.perf_counter() - t0
+    for _ in range(3):                          # warm: the first steps of a hand are its cheapest
+        env.step(env.random_actions(rng))
+    steps = pick = 0.0
+    episodes = 0
+    t0 = time.perf_counter()
+    while True:
+        p0 = time.perf_counter()
+        a = env.random_actions(rng)
+        pick += time.perf_counter() - p0
+        _, _, _, done, _ = env.step(a)
+        episodes += int(done.sum())
+        steps += 1
+        el = time.perf_counter() - t0
+        if el >= seconds and steps >= 5:
+            break
+    return dict(decisions_per_s=round(B * steps / el / numba.get_num_threads()), steps=int(steps),
+                step_ms=round(1e3 * el / steps, 3), pick_ms=round(1e3 * pick / steps, 3),
+                hands_per_s=round(episodes / el, 1), reset_s=round(reset_s, 3), batch_bytes=env.nbytes())
+
+
+def _decisions_per_greedy_hand(rules, n, seed, hands=512):
+    """Decisions of all seats in greedy hands: ``simulate``'s games, stepped through the env."""
+    B = 64
+    env = KalookiVecEnv(rules, n, batch=B, lineup=["learner"] * n, seed=seed)
+    env.reset()
+    per_row = np.zeros(B, dtype=np.int64)
+    counted = decisions = 0
+    while counted < hands:
+        before = env.game_id.copy()
+        env.step(env.compiled_actions("greedy"))
+        per_row += 1
+        ended = env.game_id != before
+        decisions += int(per_row[ended].sum())
+        counted += int(ended.sum())
+        per_row[ended] = 0
+    return decisions / counted
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variant", default="caribbean")
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--batches", default="1,64,1024,4096")
+    ap.add_argument("--seconds", type=float, default=5.0, help="timed stepping per setting")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    numba.set_num_threads(args.threads)
+    rules = load_rules(args.variant)
+    n = args.players
+    t0 = time.perf_counter()
+    KalookiVecEnv(rules, n, batch=2).reset()                      # compile / load the kernels
+    simulate(rules, n, ["greedy"] * n, None, 16, 0)
+    _line(what="setup", variant=rules.name, players=n, threads=args.threads, load_s=round(time.perf_counter() - t0, 2),
+          machine=platform.machine(), python=platform.python_version(), numba=numba.__version__)
+    lineups = {"vs_greedy": ["learner"] + ["greedy"] * (n - 1), "selfplay": ["learner"] * n}
+    for B in (int(x) for x in args.batches.split(",")):
+        for name, lineup in lineups.items():
+            r = _run_env(rules, n, B, lineup, args.seconds, args.seed)
+            _line(what="env", lineup=name, batch=B, **r, batch_mib=round(r["batch_bytes"] / 2**20, 1))
+    per_hand = _decisions_per_greedy_hand(rules, n, args.seed)
+    hands = max(2000, int(20_000 * args.seconds / 5))
+    t0 = time.perf_counter()
+    simulate(rules, n, ["greedy"] * n, None, hands, args.seed + 1)
+    el = time.perf_counter() - t0
+    hps = hands / el / args.threads
+    _line(what="simulate", agents="greedy", hands=hands, hands_per_s=round(hps), decisions_per_hand=round(per_hand, 2),
+          decisions_per_s=round(hps * per_hand))
+    _line(what="memory", max_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
