@@ -216,8 +216,8 @@ def test_pile_take_tally_follows_every_take(preset, answer):
 
     rules = load_rules(preset)
     n = 4
-    env = KalookiVecEnv(rules, n, batch=12, lineup=["learner"] * n, seed=9, episode="match", hands_per_match=2,
-                        max_hands=2)
+    length = {"max_hands": 2} if rules.match_mode == "elimination_pool" else {"hands_per_match": 2}
+    env = KalookiVecEnv(rules, n, batch=12, lineup=["learner"] * n, seed=9, episode="match", **length)
     env.reset()
     rng = np.random.default_rng(2)
     mirror = np.zeros((env.batch, L.P_MAX), dtype=np.int64)
