@@ -12,6 +12,12 @@ network: ``KalookiVecEnv.random_actions``) until ``--seconds`` have passed; one 
 with ``decisions_per_s`` (learner decisions, per core), ``step_ms``, ``pick_ms`` (the numpy random
 pick alone), and ``batch_bytes`` (every array the batch holds, ``KalookiVecEnv.nbytes``).
 
+With torch installed (``--network``, on by default), the same for the network of
+``agents/learned`` (``PolicyValueNet``, 256-256 units, untrained) choosing the learner's actions
+(``lineup=vs_greedy_network``, B = 64 and 1024), and ``what=train``: training samples per second
+of a PPO-style update (forward, clipped loss, backward, Adam step) on minibatches of 1024 recorded
+decisions.
+
 Then the closed-loop simulator in the same run: ``rollout.simulate`` of greedy Caribbean hands,
 hands/s, and its decisions/s = hands/s x the decisions of a greedy hand, counted by playing the
 same games through the environment with every seat a learner answered by compiled greedy
@@ -67,6 +73,61 @@ def _run_env(rules, n, B, lineup, seconds, seed):
                 hands_per_s=round(episodes / el, 1), reset_s=round(reset_s, 3), batch_bytes=env.nbytes())
 
 
+def _run_env_network(rules, n, B, seconds, seed):
+    import torch
+
+    from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet
+
+    torch.manual_seed(seed)
+    pol = LearnedPolicy(PolicyValueNet())
+    env = KalookiVecEnv(rules, n, batch=B, lineup=["learner"] + ["greedy"] * (n - 1), seed=seed)
+    rng = np.random.default_rng(seed)
+    obs, mask, _ = env.reset()
+    steps, net_s = 0, 0.0
+    t0 = time.perf_counter()
+    while True:
+        p0 = time.perf_counter()
+        a = pol.act(obs, mask, rng)
+        net_s += time.perf_counter() - p0
+        obs, mask, *_ = env.step(a)
+        steps += 1
+        el = time.perf_counter() - t0
+        if el >= seconds and steps >= 3:
+            break
+    return dict(decisions_per_s=round(B * steps / el), steps=steps, step_ms=round(1e3 * el / steps, 3),
+                network_ms=round(1e3 * net_s / steps, 3))
+
+
+def _train_samples_per_s(rules, n, seconds, seed, minibatch=1024):
+    import torch
+
+    from kalooki_sim.agents.learned import PolicyValueNet
+
+    torch.manual_seed(seed)
+    net = PolicyValueNet()
+    opt = torch.optim.Adam(net.parameters(), lr=3e-4)
+    env = KalookiVecEnv(rules, n, batch=minibatch, lineup=["learner"] + ["greedy"] * (n - 1), seed=seed)
+    obs, mask, _ = env.reset()
+    obs_t, mask_t = torch.as_tensor(obs.copy()), torch.as_tensor(mask.copy())
+    act = torch.as_tensor(env.random_actions(np.random.default_rng(seed)))
+    adv, ret, old_logp = torch.randn(minibatch), torch.randn(minibatch), torch.full((minibatch,), -1.0)
+    updates = 0
+    t0 = time.perf_counter()
+    while True:
+        dist, value = net.distribution(obs_t, mask_t)
+        ratio = torch.exp(dist.log_prob(act) - old_logp)
+        loss = (-torch.min(ratio * adv, ratio.clamp(0.8, 1.2) * adv).mean() + 0.5 * ((value - ret) ** 2).mean()
+                - 0.01 * dist.entropy().mean())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        updates += 1
+        el = time.perf_counter() - t0
+        if el >= seconds and updates >= 3:
+            break
+    return dict(samples_per_s=round(updates * minibatch / el), minibatch=minibatch, update_ms=round(1e3 * el / updates, 1))
+
+
 def _decisions_per_greedy_hand(rules, n, seed, hands=512):
     """Decisions of all seats in greedy hands: ``simulate``'s games, stepped through the env."""
     B = 64
@@ -93,6 +154,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=5.0, help="timed stepping per setting")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--network", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the torch network of agents/learned (needs the learn extra)")
     args = ap.parse_args(argv)
     numba.set_num_threads(args.threads)
     rules = load_rules(args.variant)
@@ -107,6 +170,13 @@ def main(argv=None) -> int:
         for name, lineup in lineups.items():
             r = _run_env(rules, n, B, lineup, args.seconds, args.seed)
             _line(what="env", lineup=name, batch=B, **r, batch_mib=round(r["batch_bytes"] / 2**20, 1))
+    if args.network:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        for B in (64, 1024):
+            _line(what="env", lineup="vs_greedy_network", batch=B, **_run_env_network(rules, n, B, args.seconds, args.seed))
+        _line(what="train", **_train_samples_per_s(rules, n, args.seconds, args.seed))
     per_hand = _decisions_per_greedy_hand(rules, n, args.seed)
     hands = max(2000, int(20_000 * args.seconds / 5))
     t0 = time.perf_counter()
