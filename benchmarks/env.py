@@ -10,7 +10,9 @@ network: ``KalookiVecEnv.random_actions``) until ``--seconds`` have passed; one 
 * ``lineup=selfplay``: four learner seats (every decision comes out: the env's own cost);
 
 with ``decisions_per_s`` (learner decisions, per core), ``step_ms``, ``pick_ms`` (the numpy random
-pick alone), and ``batch_bytes`` (every array the batch holds, ``KalookiVecEnv.nbytes``).
+pick alone: one index per row into the env's ``legal_ids``; ``pick=mask`` lines at B = 1024 scan
+the mask in numpy instead), and ``batch_bytes`` (every array the batch holds,
+``KalookiVecEnv.nbytes``).
 
 With torch installed (``--network``, on by default), the same for the network of
 ``agents/learned`` (``PolicyValueNet``, 256-256 units, untrained) choosing the learner's actions
@@ -47,8 +49,8 @@ def _line(**kw):
     print(json.dumps(kw), flush=True)
 
 
-def _run_env(rules, n, B, lineup, seconds, seed):
-    env = KalookiVecEnv(rules, n, batch=B, lineup=lineup, seed=seed)
+def _run_env(rules, n, B, lineup, seconds, seed, legal_lists=True):
+    env = KalookiVecEnv(rules, n, batch=B, lineup=lineup, seed=seed, legal_lists=legal_lists)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     env.reset()
@@ -169,7 +171,11 @@ def main(argv=None) -> int:
     for B in (int(x) for x in args.batches.split(",")):
         for name, lineup in lineups.items():
             r = _run_env(rules, n, B, lineup, args.seconds, args.seed)
-            _line(what="env", lineup=name, batch=B, **r, batch_mib=round(r["batch_bytes"] / 2**20, 1))
+            _line(what="env", lineup=name, batch=B, pick="legal_ids", **r,
+                  batch_mib=round(r["batch_bytes"] / 2**20, 1))
+            if B == 1024:
+                r = _run_env(rules, n, B, lineup, args.seconds, args.seed, legal_lists=False)
+                _line(what="env", lineup=name, batch=B, pick="mask", **r, batch_mib=round(r["batch_bytes"] / 2**20, 1))
     if args.network:
         import torch
 

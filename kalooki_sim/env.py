@@ -13,6 +13,11 @@ the next game when one ends) and writes, still compiled, that decision's observa
 * ``dones``   bool[B]               the row's episode (a hand or a match) ended during this call
 * ``info``    ``seat`` (int64[B], the real player who decides now), ``game_id`` (int64[B]).
 
+With ``legal_lists=True`` the kernel also lists every row's legal ids, ``legal_ids`` (int16[B,
+N_ACTIONS], the first ``n_legal[b]`` of row ``b`` in increasing order): a decision has a handful
+of legal actions among 3730, so a learner that samples or scores candidates (a random learner,
+DouZero-style scoring) reads a few numbers instead of scanning the mask in Python.
+
 The arrays are the environment's own buffers, overwritten by the next call (copy to keep them).
 
 **Episodes and autoreset.**  ``episode="hand"``: one hand per game, round ``game_id % n_rounds``
@@ -107,7 +112,7 @@ def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n
 def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
          sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
          tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out):
+         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal):
     """Play row ``b`` on to its next learner decision (the compiled seats inside ``loop.advance``,
     new games dealt as episodes end), adding up rewards and keeping the finished episode's results;
     encode the decision.  Returns 0 or an error."""
@@ -123,6 +128,13 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
         if st == ST_WAITING:
             encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, ctx, obs[b])
             seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
+            if legal_ids.shape[1] == N_ACTIONS:         # the legal ids listed (``legal_lists``)
+                k = 0
+                for a in range(N_ACTIONS):
+                    if mask[b, a]:
+                        legal_ids[b, k] = a
+                        k += 1
+                n_legal[b] = k
             return 0
         elif st == ST_OVER:
             nw = sx[b, SX_N_MWIN]
@@ -149,7 +161,8 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
 def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
               sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
               tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-              max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, scratch, err,
+              max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
+              scratch, err,
               actions, choice_ids, choice_params, k_from, k_to):
     """The environment's one kernel, over rows ``k_from .. k_to - 1`` (``lanes.run_lanes`` splits a
     batch over threads; each row owns its state, so the split changes nothing):
@@ -202,7 +215,7 @@ def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
                       sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
                       tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
                       hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs,
-                      seat_out)
+                      seat_out, legal_ids, n_legal)
 
 
 @njit(_nrt=False)
@@ -233,7 +246,8 @@ class KalookiVecEnv:
     def __init__(self, rules="caribbean", n_players: int = 4, batch: int = 64, lineup=None, *,
                  episode: str = "hand", reward: str = "hand", rotate: bool = False, tables=None,
                  table_params=None, seed: int = 0, first_game_id: int = 0, hands_per_match=None,
-                 max_hands=None, buy_back="always", check: bool = False, keep_rows: int = 0):
+                 max_hands=None, buy_back="always", check: bool = False, keep_rows: int = 0,
+                 legal_lists: bool = False):
         from .engine.game import check_supported
         from .rollout import buy_back_flags, match_length, max_steps_per_hand, seating_table
         from .rules import Rules, load_rules
@@ -298,6 +312,9 @@ class KalookiVecEnv:
         self.results = np.zeros((B, NRES, P_MAX), dtype=np.float64)
         self.obs = np.zeros((B, OBS_DIM), dtype=np.float32)
         self.seat = np.zeros(B, dtype=np.int64)
+        self.legal_lists = bool(legal_lists)
+        self.legal_ids = np.zeros((B, N_ACTIONS if self.legal_lists else 1), dtype=np.int16)
+        self.n_legal = np.zeros(B, dtype=np.int64)
         self._scratch = np.zeros((B, N_ACTIONS), dtype=np.bool_)
         self._err = np.zeros(B, dtype=np.int64)
         self._actions = np.zeros(B, dtype=np.int64)
@@ -312,7 +329,7 @@ class KalookiVecEnv:
                   self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
                   self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
                   self.reward_mode == "match", self.gid, self.wins_seen, self.rewards, self.dones,
-                  self.results, self.obs, self.seat, self._scratch, self._err, self._actions, self._choice_ids,
+                  self.results, self.obs, self.seat, self.legal_ids, self.n_legal, self._scratch, self._err, self._actions, self._choice_ids,
                   self._choice_params, min_per_thread=_ROWS_PER_THREAD)
 
     @property
@@ -402,9 +419,13 @@ class KalookiVecEnv:
         return self._actions.copy()
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per row (numpy only, for smoke runs and benchmarks): the
-        legal ids of all rows by one ``flatnonzero`` of the flat mask, then one uniform pick per row
-        (a 2-d ``nonzero`` and ``bincount`` cost 3.7x as much: 6.2 against 1.7 ms for 1024 rows)."""
+        """A uniformly random legal action per row (numpy only, for smoke runs and benchmarks).
+        With ``legal_lists`` one pick per row from ``legal_ids``; else the legal ids of all rows by
+        one ``flatnonzero`` of the flat mask (a 2-d ``nonzero`` and ``bincount`` cost 3.7x as
+        much: 6.2 against 1.7 ms for 1024 rows), then one pick per row."""
+        if self.legal_lists:
+            pick = (rng.random(self.batch) * self.n_legal).astype(np.int64)
+            return self.legal_ids[np.arange(self.batch), pick].astype(np.int64)
         m = self.la.mask
         flat = np.flatnonzero(m)
         counts = np.count_nonzero(m, axis=1)
@@ -423,6 +444,7 @@ class KalookiVecEnv:
 
     def nbytes(self) -> int:
         """Memory held by the batch (state, loop and env buffers)."""
-        arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.wins_seen, self.rewards, self.dones, self.results, self.obs, self.seat, self._scratch,
-                self._err, self._actions, self._choice_ids, self._choice_params]
+        arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.wins_seen,
+                self.rewards, self.dones, self.results, self.obs, self.seat, self.legal_ids, self.n_legal,
+                self._scratch, self._err, self._actions, self._choice_ids, self._choice_params]
         return int(sum(a.nbytes for a in arrs if isinstance(a, np.ndarray)))

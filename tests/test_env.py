@@ -250,3 +250,16 @@ def test_pile_take_tally_follows_every_take(preset, answer):
     if rules.dealer_may_swap_upcard:
         want.add("upswap")
     assert want <= kinds, kinds
+
+
+def test_legal_lists_are_the_mask():
+    """``legal_lists=True``: ``legal_ids[b, :n_legal[b]]`` is exactly the mask's legal ids, at every
+    step; the random learner picking from them plays legal actions only."""
+    env = KalookiVecEnv("caribbean", 5, batch=8, seed=4, legal_lists=True,
+                        lineup=["learner", "greedy", "random", "learner", "greedy"])
+    obs, mask, info = env.reset()
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        for b in range(env.batch):
+            np.testing.assert_array_equal(env.legal_ids[b, :env.n_legal[b]], np.flatnonzero(mask[b]))
+        obs, mask, *_ = env.step(env.random_actions(rng))
