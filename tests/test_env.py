@@ -211,13 +211,14 @@ def test_pile_take_tally_follows_every_take(preset, answer):
     """``loop.CX_TAKEN`` (the observation's "taken from the pile" sets): with every seat a learner
     every action passes through here, so a Python mirror of the rule (top discard to the drawer,
     the denier, the allowed caller, the dealer swapping the upcard; cleared at every deal) must
-    agree after every step; calls, denials and upcard swaps all happen in these games."""
+    agree after every step; calls, denials and upcard swaps all happen in these games.  The env
+    runs with ``check=True`` here: the engine's invariants hold after every action."""
     from kalooki_sim.loop import CX_TAKEN
 
     rules = load_rules(preset)
     n = 4
     length = {"max_hands": 2} if rules.match_mode == "elimination_pool" else {"hands_per_match": 2}
-    env = KalookiVecEnv(rules, n, batch=12, lineup=["learner"] * n, seed=9, episode="match", **length)
+    env = KalookiVecEnv(rules, n, batch=12, lineup=["learner"] * n, seed=9, episode="match", check=True, **length)
     env.reset()
     rng = np.random.default_rng(2)
     mirror = np.zeros((env.batch, L.P_MAX), dtype=np.int64)
