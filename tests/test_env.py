@@ -264,3 +264,24 @@ def test_legal_lists_are_the_mask():
         for b in range(env.batch):
             np.testing.assert_array_equal(env.legal_ids[b, :env.n_legal[b]], np.flatnonzero(mask[b]))
         obs, mask, *_ = env.step(env.random_actions(rng))
+
+
+def test_match_rewards_are_the_match_win_shares():
+    """``reward="match"``: nothing until a match ends, then each player's match win share (the
+    same as the finished episode's ``results``); hand wins add up in ``results`` too."""
+    from kalooki_sim.env import RES_COLUMNS
+
+    env = KalookiVecEnv("caribbean", 3, batch=6, seed=5, episode="match", reward="match", hands_per_match=2,
+                        lineup=["learner", "greedy", "greedy"], rotate=True)
+    env.reset()
+    rng = np.random.default_rng(4)
+    ended = 0
+    mwin, won = RES_COLUMNS.index("match_win_share"), RES_COLUMNS.index("hands_won")
+    while ended < 12:
+        obs, mask, rew, done, info = env.step(env.random_actions(rng))
+        assert (rew[~done] == 0).all()
+        for b in np.flatnonzero(done):
+            np.testing.assert_allclose(rew[b, :3], env.results[b, mwin, :3])
+            assert abs(rew[b].sum() - 1.0) < 1e-6            # Caribbean: lowest total wins (ties share)
+            assert env.results[b, won, :3].sum() <= 2
+            ended += 1
