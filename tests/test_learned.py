@@ -78,3 +78,26 @@ def test_checkpoint_round_trip_and_refusals(tmp_path, monkeypatch):
     monkeypatch.setattr(learned_policy, "OBS_VERSION", OBS_VERSION + 1)
     with pytest.raises(CheckpointMismatch, match=rf"observation version {OBS_VERSION} .* version {OBS_VERSION + 1}"):
         load_checkpoint(path, rules)
+
+
+def test_play_policies_rows_like_simulate_and_batch_invariant_for_a_deterministic_policy():
+    """A network in two seats (one object) and compiled greedy in the others: ``simulate``'s
+    columns, one row per game and seat; the argmax network plays the same games for any batch."""
+    from kalooki_sim.policy_play import play_policies
+    from kalooki_sim.rollout import HAND_COLUMNS
+
+    rules = load_rules("caribbean")
+    pol = LearnedPolicy(_net(2), greedy=True)
+    seats = [pol, "greedy", pol, "greedy"]
+    a = play_policies(rules, 4, seats, 20, seed=5, batch=3)
+    b = play_policies(rules, 4, seats, 20, seed=5, batch=16)
+    assert set(a) == set(HAND_COLUMNS)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert len(a["game_id"]) == 80 and (np.bincount(a["game_id"]) == 4).all()
+    assert (a["policy_id"][np.isin(a["seat"], [0, 2])] == -1).all()
+    assert (np.bincount(a["game_id"], weights=a["won"]) <= 1).all()
+    with pytest.raises(ValueError, match="no policy seat"):
+        play_policies(rules, 4, ["greedy"] * 4, 4)
+    with pytest.raises(TypeError, match="neither"):
+        play_policies(rules, 4, [object(), "greedy", "greedy", "greedy"], 4)
