@@ -354,6 +354,35 @@ class KalookiVecEnv:
     def _info(self):
         return {"seat": self.seat, "game_id": self.gid}
 
+    def _state_arrays(self) -> dict:
+        st = self.la.state
+        out = {f"state.{k}": getattr(st, k) for k in type(st).__dataclass_fields__}
+        out.update({f"loop.{k}": v for k, v in self.la.__dict__.items() if isinstance(v, np.ndarray)})
+        for k in ("gid", "wins_seen", "rewards", "dones", "results", "obs", "seat", "legal_ids", "n_legal"):
+            out[k] = getattr(self, k)
+        for i, a in enumerate(self._out):
+            out[f"out.{i}"] = a
+        return out
+
+    def state_dict(self) -> dict:
+        """Everything a resumed run needs to go on exactly where this one is (copies of every array
+        of the batch, the seed and the first game id): ``load_state_dict`` puts it back."""
+        d = {k: v.copy() for k, v in self._state_arrays().items()}
+        d["meta.seed"] = np.int64(self.seed)
+        d["meta.first_game_id"] = np.int64(self.first_game_id)
+        d["meta.ready"] = np.int64(self._ready)
+        return d
+
+    def load_state_dict(self, d) -> None:
+        """Restore ``state_dict()``'s arrays into this env (built with the same arguments)."""
+        for k, v in self._state_arrays().items():
+            if k not in d or np.shape(d[k]) != v.shape:
+                raise ValueError(f"state {k!r}: missing or of another shape (an env built with other arguments?)")
+            v[...] = d[k]
+        self.seed = int(d["meta.seed"])
+        self.first_game_id = int(d["meta.first_game_id"])
+        self._ready = bool(int(d["meta.ready"]))
+
     def reset(self, seed: int | None = None):
         """Deal every row's first game (ids ``first_game_id + b``) and play to the first learner
         decision; returns ``(obs, mask, info)``."""

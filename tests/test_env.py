@@ -285,3 +285,23 @@ def test_match_rewards_are_the_match_win_shares():
             assert abs(rew[b].sum() - 1.0) < 1e-6            # Caribbean: lowest total wins (ties share)
             assert env.results[b, won, :3].sum() <= 2
             ended += 1
+
+
+def test_state_dict_resumes_the_same_games():
+    """An env restored from ``state_dict`` into a fresh env goes on exactly as the original."""
+    a = KalookiVecEnv("k40", 4, batch=5, seed=8, episode="match", max_hands=4, legal_lists=True)
+    a.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        a.step(a.random_actions(rng))
+    saved = a.state_dict()
+    b = KalookiVecEnv("k40", 4, batch=5, seed=0, episode="match", max_hands=4, legal_lists=True)
+    b.load_state_dict(saved)
+    for _ in range(200):
+        act = a.random_actions(np.random.default_rng(_))
+        ra = [x.copy() for x in a.step(act)[:4]]
+        rb = b.step(act)[:4]
+        for x, y in zip(ra, rb):
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="other arguments"):
+        KalookiVecEnv("k40", 4, batch=6).load_state_dict(saved)
