@@ -46,7 +46,6 @@ import argparse
 import csv
 import dataclasses
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass

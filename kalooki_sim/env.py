@@ -44,7 +44,11 @@ seating instead (``[T, n]`` ids, game ``g`` uses row ``g % T``).
 **Compiled seats** are played inside ``loop.advance`` (the closed loop's own path: no return to
 Python, no legal mask computed for them); only learner decisions stop it.  The cards each seat
 took from the discard pile (part of the observation) are a tally the loop keeps
-(``loop.CX_TAKEN``).  The rows of a batch run on threads (``lanes.run_lanes``).
+(``loop.CX_TAKEN``).  The rows of a batch run on threads (``lanes.run_lanes``), as
+``loop.advance_rows``/``act_rows`` run them; the env has its own row kernel (``_env_rows``: ``act``,
+``advance``, the rewards, the next deal when an episode ends, the encoding) rather than calling
+those two and then further kernels, so each step passes over a row's memory once: at B = 4096 the
+batch holds 350 MiB and a step is bound by cache misses (docs/benchmark-history.md).
 
 **Errors.**  ``step`` checks every action against the mask first and raises
 ``IllegalActionError`` naming the action, its row and game, and applies nothing.
@@ -56,7 +60,7 @@ import numpy as np
 
 from . import loop
 from .agents.base import EXTERNAL, N_PARAMS
-from .engine.layout import G_DEAL_NO, G_TO_ACT, N_ACTIONS, P_MAX
+from .engine.layout import G_TO_ACT, N_ACTIONS, P_MAX
 from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
 from .jit import njit
 from .lanes import run_lanes

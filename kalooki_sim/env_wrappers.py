@@ -33,7 +33,8 @@ from pettingzoo import AECEnv
 from .env import LEARNER, N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
 from .engine.match_flow import SP_SEAT
 
-__all__ = ["observation_space", "action_space", "KalookiGymEnv", "KalookiAECEnv", "OBS_LOW", "OBS_HIGH"]
+__all__ = ["observation_space", "action_space", "KalookiGymEnv", "KalookiAECEnv", "OBS_LOW", "OBS_HIGH",
+           "IllegalActionError"]
 
 # every feature of the observation lies well inside this (most in [0, 1]; score-sheet totals and
 # units are scaled by 200 and 100 and can pass 1)

@@ -38,8 +38,6 @@ compiled seats' too, since the engine keeps no history.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .engine.layout import (
     G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
     G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN,
@@ -48,7 +46,7 @@ from .engine.layout import (
     PS_CALLS, PS_LAID,
 )
 from .engine.match_flow import (
-    SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_DEALER, SX_N,
+    SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_N,
 )
 from .jit import njit
 from .loop import CX_TAKEN
