@@ -22,6 +22,16 @@ Parameters of the compiled policies (a row of ``params[seat]``; missing entries 
     3. ``gap_weight`` — usefulness of a same-suit card two ranks away (default 0.5); a same-rank
        card or a same-suit card one rank away counts 1.
 
+``expert``
+    greedy's four, then the ideas ``agents/expert.py`` documents, each off at 0 (so the all-zero
+    row plays greedy's games): 4. ``count_weight`` (card counting), 5. ``defense`` (do not feed),
+    6. ``dump_weight`` (penalty dumping), 7. ``threat_cards`` and 8. ``late_turns`` (when the hand
+    looks near its end), 9. ``call_max_shortfall`` (call only near the contract), 10.
+    ``hold_turns`` (hold a lay-down to go out in one turn), 11. ``call_use`` and 12. ``draw_use``
+    (call / draw a useful card that does not bring the contract closer), 13. ``sf_weight`` (weigh
+    the contract shortfall in the discard instead of putting it first).  The named strategies in
+    ``configs/agents/`` are settings of it.
+
 ``random``
     no parameters (uniform over the legal actions).
 """
@@ -33,7 +43,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 __all__ = [
-    "Policy", "RANDOM", "GREEDY", "EXTERNAL", "POLICY_NAMES", "PARAM_NAMES", "PARAM_BOUNDS", "N_PARAMS", "policy_id", "policy_name",
+    "Policy", "RANDOM", "GREEDY", "EXPERT", "EXTERNAL", "POLICY_NAMES", "PARAM_NAMES", "PARAM_BOUNDS", "N_PARAMS", "policy_id", "policy_name",
     "default_params", "params_matrix",
 ]
 
@@ -54,20 +64,30 @@ class Policy(Protocol):
 # ---- registry of compiled policies (ids are compile-time constants of agents/dispatch.py)
 RANDOM = 0
 GREEDY = 1
+EXPERT = 2
 # a seat whose decisions come from outside the compiled loop (Python, torch, a person): the loop
 # stops at its decisions (``kalooki_sim.loop``)
 EXTERNAL = -1
 
-POLICY_NAMES = {RANDOM: "random", GREEDY: "greedy", EXTERNAL: "external"}
+POLICY_NAMES = {RANDOM: "random", GREEDY: "greedy", EXPERT: "expert", EXTERNAL: "external"}
 _BY_NAME = {v: k for k, v in POLICY_NAMES.items()}
 
 # length of the parameter row each compiled policy reads
-N_PARAMS = {RANDOM: 0, GREEDY: 4, EXTERNAL: 0}
-_DEFAULTS = {RANDOM: (), GREEDY: (0.0, 1.0, 1.0, 0.5), EXTERNAL: ()}
+_GREEDY_NAMES = ("epsilon", "call_threshold", "draw_threshold", "gap_weight")
+_GREEDY_DEFAULTS = (0.0, 1.0, 1.0, 0.5)
+_GREEDY_BOUNDS = ((0.0, 0.5), (0.0, 4.0), (0.0, 4.0), (0.0, 1.0))
+N_PARAMS = {RANDOM: 0, GREEDY: 4, EXPERT: 14, EXTERNAL: 0}
+_DEFAULTS = {RANDOM: (), GREEDY: _GREEDY_DEFAULTS, EXPERT: _GREEDY_DEFAULTS + (0.0,) * 10, EXTERNAL: ()}
 # the names of those parameters, in row order (named strategies set them by name)
-PARAM_NAMES = {RANDOM: (), GREEDY: ("epsilon", "call_threshold", "draw_threshold", "gap_weight"), EXTERNAL: ()}
+PARAM_NAMES = {RANDOM: (), GREEDY: _GREEDY_NAMES,
+               EXPERT: _GREEDY_NAMES + ("count_weight", "defense", "dump_weight", "threat_cards", "late_turns",
+                                        "call_max_shortfall", "hold_turns", "call_use", "draw_use", "sf_weight"),
+               EXTERNAL: ()}
 # the range in which tuning searches each of them (experiments/tune_heuristic.py)
-PARAM_BOUNDS = {RANDOM: (), GREEDY: ((0.0, 0.5), (0.0, 4.0), (0.0, 4.0), (0.0, 1.0)), EXTERNAL: ()}
+PARAM_BOUNDS = {RANDOM: (), GREEDY: _GREEDY_BOUNDS,
+                EXPERT: _GREEDY_BOUNDS + ((0.0, 4.0), (0.0, 4.0), (0.0, 4.0), (0.0, 12.0), (0.0, 20.0),
+                                          (0.0, 6.0), (0.0, 10.0), (0.0, 4.0), (0.0, 4.0), (0.0, 20.0)),
+                EXTERNAL: ()}
 
 
 def policy_id(name: str | int) -> int:

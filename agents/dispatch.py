@@ -1,6 +1,6 @@
 """Asking a seat's compiled policy for its action: ``seat_action`` (the closed loops' one way) and
 ``choose_action`` (given a legal mask), dispatching on the policy id of ``agents/base.py``
-(``RANDOM``, ``GREEDY``).
+(``RANDOM``, ``GREEDY``, ``EXPERT``).
 
 Randomness comes only from the counter-based generator of ``kalooki_sim.rng``: the caller passes
 the seat's stream key (``rng_key(seed, game_id, core.STREAM_POLICY_BASE + seat)``) and a one-element
@@ -16,8 +16,9 @@ from kalooki_sim.engine.core import legal_mask
 from kalooki_sim.engine.layout import N_ACTIONS
 from kalooki_sim.jit import njit
 
-from .base import GREEDY, RANDOM
-from .greedy import KNOWN_LEN, greedy_action
+from .base import EXPERT, GREEDY, RANDOM
+from .expert import KNOWN_LEN, expert_action
+from .greedy import greedy_action
 from .known import KNOWN_GEN, forget_known, is_legal
 from .random_agent import random_action
 
@@ -33,11 +34,14 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
         return -1
     if policy_id == RANDOM:
         return random_action(mask, n_legal, key, ctr)
-    if policy_id == GREEDY:
+    if policy_id == GREEDY or policy_id == EXPERT:
         known = np.zeros(KNOWN_LEN, dtype=np.int64)
         known[KNOWN_GEN] = 1
         for a in range(N_ACTIONS):
             known[a] = 3 if mask[a] else 2
+        if policy_id == EXPERT:
+            return expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                 plan_n, hscore, hwin, rv, g, seat, known, key, ctr)
         return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                              plan_n, hscore, hwin, rv, g, seat, known, key, ctr)
     return -1
@@ -50,13 +54,17 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
 
     The closed loops' one way to ask a policy.  An action it returns has been checked legal in this
     very state, so callers apply it with ``core.apply_action`` instead of checking it again: greedy
-    checks only the actions it considers (``known`` caches the answers, and its choice is among
+    (and the expert) checks only the actions it considers (``known`` caches the answers, and its choice is among
     them or checked last); other policies get the full legal mask (written into ``mask``) and a
     choice outside it counts as none."""
-    if policy_id == GREEDY:
+    if policy_id == GREEDY or policy_id == EXPERT:
         forget_known(known)
-        a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                          hscore, hwin, rv, g, seat, known, key, ctr)
+        if policy_id == GREEDY:
+            a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                              hscore, hwin, rv, g, seat, known, key, ctr)
+        else:
+            a = expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                              hscore, hwin, rv, g, seat, known, key, ctr)
         if a < 0 or a >= N_ACTIONS or not is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo,
                                                    mcards, mas, plan, plan_n, hscore, hwin, rv, g):
             return -1

@@ -163,6 +163,123 @@ def _upswap_pick(hands, rv, g, seat, top, gapw):
 
 
 @njit(_nrt=False, inline="always")
+def flow_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
+                ph, want, known):
+    """A call window, allow/deny or draw decided by the wish ``want`` for the top discard (call
+    it, deny the call by taking it, draw it): the wished action when legal, else the plain one
+    (pass, allow, the stock), else the other.  -1 when nothing here is legal.  Greedy and the
+    expert differ only in the wish."""
+    if ph == PH_CALL:
+        if want and is_legal(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
+                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_CALL
+        if is_legal(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_PASS
+    elif ph == PH_ALLOW:
+        if want and is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
+                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DENY
+        if is_legal(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_ALLOW
+        if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DENY
+    elif ph == PH_DRAW:
+        if want and is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
+                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DRAW_DISCARD
+        if is_legal(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DRAW_STOCK
+        if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
+                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+            return A_DRAW_DISCARD
+    return -1
+
+
+@njit(_nrt=False, inline="always")
+def play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
+               seat, known, contract, may_lay):
+    """Greedy's play phase up to the discard: lay plan 0 when offered (if ``may_lay``), then once
+    laid down tack every card it can (naturals first, jokers last), take jokers by moves, swap
+    jokers out of 3-card sets (points variants) and manipulate the table (``agents.manipulation``).
+    Returns the action, or -1 when only the discard is left.  (The expert shares it, holding a
+    lay-down back with ``may_lay = False``.)"""
+    if may_lay:
+        for k in range(K_PLANS):
+            if plan_n[g, k, 0] < 0:
+                continue                 # no plan k: check_action says E_NO_PLAN (or must-place)
+            if is_legal(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
+                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                return A_LAY + k
+    nm = gs[g, G_N_MELDS]
+    if ps[g, seat, PS_LAID] == 1:
+        # only the held cards some meld may take are tried, on the melds that may take them
+        # (``_tack_candidates``), in the same order
+        fits = known[_KNOWN_FITS:_KNOWN_FITS + M_MAX]
+        cand, jruns = _tack_candidates(hands, minfo, g, seat, nm, fits)
+        while cand != 0:
+            t = lowest_bit(cand)
+            cand &= cand - 1
+            for m in range(nm):
+                if ((fits[m] >> t) & 1) == 0:
+                    continue
+                a = A_TACK + m * N_TYPES + t
+                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
+                            minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    return a
+        while jruns != 0:
+            m = lowest_bit(jruns)
+            jruns &= jruns - 1
+            for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
+                # (a move needs the natural the joker stands for: the cheap part of the check)
+                if (mcards[g, m, q] == JOKER
+                        and hands[g, seat, pos_type(minfo[g, m, MI_KEY], q)] > 0):
+                    a = A_MOVE + m * 15 + q
+                    if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
+                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                        return a
+        if not contract:
+            # joker swaps in 3-card sets (the engine offers them only when the freed joker
+            # can be placed this turn)
+            for m in range(nm):
+                if minfo[g, m, MI_KIND] == MK_SET and minfo[g, m, MI_NJ] > 0:
+                    for s_ in range(4):
+                        if hands[g, seat, s_ * 13 + minfo[g, m, MI_KEY]] == 0:
+                            continue         # the natural to swap in is not in hand
+                        a = A_SETSWAP + m * 4 + s_
+                        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
+                                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                            return a
+        if rv[R_TABLE_MANIPULATION] != 0:
+            a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                                    plan_n, hscore, hwin, rv, g, seat, known)
+            if a >= 0:
+                return a
+    return -1
+
+
+@njit(_nrt=False, inline="always")
+def greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, rnd, contract, gapw):
+    """Greedy's discard (module docstring): ``_discard_pick``'s best card if legal, else its
+    runner-up, else the fallback's search over every card."""
+    laid = ps[g, seat, PS_LAID] == 1
+    best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
+                                    known[_KNOWN_SCRATCH:_KNOWN_FITS])
+    if best >= 0 and is_legal(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
+                              mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        return A_DISCARD + best
+    if runner_up >= 0 and is_legal(known, A_DISCARD + runner_up, gs, ps, hands, stock, disc,
+                                   disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        return A_DISCARD + runner_up
+    return _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                             plan_n, hscore, hwin, rv, g, seat, rnd, laid, contract, gapw)
+
+
+@njit(_nrt=False, inline="always")
 def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                   hscore, hwin, rv, g, seat, known, key, ctr):
     """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
@@ -186,109 +303,34 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     top = -1
     if nd > 0:
         top = np.int64(disc[g, nd - 1])
-    # a call or deny needs both the wish and legality: the cheaper wish is asked first (the seat
-    # asked to call is eligible, so the check would mostly pass anyway)
-    if ph == PH_CALL:
-        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
-            if is_legal(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
-                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                return A_CALL
-        if is_legal(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_PASS
-    elif ph == PH_ALLOW:
-        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
-            if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                return A_DENY
-        if is_legal(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_ALLOW
-        if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DENY
-    elif ph == PH_DRAW:
-        # the wish before the legality, as in the call window: most draws do not want the
-        # discard, and a draw mode of "never" (3; after a contract lay-down) rules it out at once.
-        # Points variants: a restricted discard draw (mode 1, 2) is only legal when the card goes
-        # into the lay-down (or a lay-off) at once, so it is always worth taking
-        mode = draw_mode(gs, ps, rv, g, seat)
-        if (top >= 0 and mode != DISCARD_DRAW_BEFORE_OPENING_NEVER
-                and (_wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
-                     or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
-                and is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g)):
-            return A_DRAW_DISCARD
-        if is_legal(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DRAW_STOCK
-        if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DRAW_DISCARD
+    if ph == PH_CALL or ph == PH_ALLOW or ph == PH_DRAW:
+        # the wish before the legality: most draws do not want the discard, and a draw mode of
+        # "never" (3; after a contract lay-down) rules it out at once.  Points variants: a
+        # restricted discard draw (mode 1, 2) is only legal when the card goes into the lay-down
+        # (or a lay-off) at once, so it is always worth taking
+        want = False
+        if top >= 0:
+            if ph == PH_CALL:
+                want = _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr)
+            elif ph == PH_ALLOW:
+                want = _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
+            else:
+                mode = draw_mode(gs, ps, rv, g, seat)
+                want = mode != DISCARD_DRAW_BEFORE_OPENING_NEVER and (
+                    _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
+                    or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
+        a = flow_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                        rv, g, ph, want, known)
+        if a >= 0:
+            return a
     elif ph == PH_UPSWAP:
         return _upswap_pick(hands, rv, g, seat, top, gapw)
     elif ph == PH_PLAY:
-        for k in range(K_PLANS):
-            if plan_n[g, k, 0] < 0:
-                continue                 # no plan k: check_action says E_NO_PLAN (or must-place)
-            if is_legal(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
-                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                return A_LAY + k
-        nm = gs[g, G_N_MELDS]
-        if ps[g, seat, PS_LAID] == 1:
-            # tack every card it can (naturals first, jokers last), then take jokers by moves;
-            # only the held cards some meld may take are tried, on the melds that may take them
-            # (``_tack_candidates``), in the same order
-            fits = known[_KNOWN_FITS:_KNOWN_FITS + M_MAX]
-            cand, jruns = _tack_candidates(hands, minfo, g, seat, nm, fits)
-            while cand != 0:
-                t = lowest_bit(cand)
-                cand &= cand - 1
-                for m in range(nm):
-                    if ((fits[m] >> t) & 1) == 0:
-                        continue
-                    a = A_TACK + m * N_TYPES + t
-                    if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                        return a
-            while jruns != 0:
-                m = lowest_bit(jruns)
-                jruns &= jruns - 1
-                for q in range(minfo[g, m, MI_LO], minfo[g, m, MI_HI] + 1):
-                    # (a move needs the natural the joker stands for: the cheap part of the check)
-                    if (mcards[g, m, q] == JOKER
-                            and hands[g, seat, pos_type(minfo[g, m, MI_KEY], q)] > 0):
-                        a = A_MOVE + m * 15 + q
-                        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                            return a
-            if not contract:
-                # joker swaps in 3-card sets (the engine offers them only when the freed joker
-                # can be placed this turn)
-                for m in range(nm):
-                    if minfo[g, m, MI_KIND] == MK_SET and minfo[g, m, MI_NJ] > 0:
-                        for s_ in range(4):
-                            if hands[g, seat, s_ * 13 + minfo[g, m, MI_KEY]] == 0:
-                                continue         # the natural to swap in is not in hand
-                            a = A_SETSWAP + m * 4 + s_
-                            if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                                return a
-            if rv[R_TABLE_MANIPULATION] != 0:
-                a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                        plan_n, hscore, hwin, rv, g, seat, known)
-                if a >= 0:
-                    return a
-        laid = ps[g, seat, PS_LAID] == 1
-        best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
-                                        known[_KNOWN_SCRATCH:_KNOWN_FITS])
-        if best >= 0 and is_legal(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
-                                  mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DISCARD + best
-        if runner_up >= 0 and is_legal(known, A_DISCARD + runner_up, gs, ps, hands, stock, disc,
-                                       disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DISCARD + runner_up
-        return _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                 plan_n, hscore, hwin, rv, g, seat, rnd, laid, contract, gapw)
+        a = play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                       g, seat, known, contract, True)
+        if a >= 0:
+            return a
+        return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                              hwin, rv, g, seat, known, rnd, contract, gapw)
     return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                         hscore, hwin, rv, g)

@@ -1,0 +1,368 @@
+"""The expert heuristic family (``expert_action``): greedy plus the ideas players of rummy bots
+expect, each behind a parameter that is off (0) by default, so that the all-zero row plays exactly
+greedy's games (tests/test_expert.py) and every named strategy (``configs/agents/*.toml``) is a
+setting of one compiled agent.
+
+What it adds to greedy (``agents.greedy``), parameter by parameter (row index: name):
+
+4. ``count_weight`` — card counting from public information.  A card's worth to the hand is its
+   usefulness (greedy's count of partners held) plus ``count_weight`` times its *live potential*:
+   the unseen copies of the cards that would meld with it (its rank in other suits, its suit one
+   and two ranks away, the latter at ``gap_weight``), each as a share of the copies the deck has.
+   "Seen" is what is public now: the discard pile, the table melds and the own hand.  Cards whose
+   partners are dead are discarded first; nothing is waited for that cannot come.
+5. ``defense`` — never feed: a discard's worth rises by ``defense`` times the share of opponents
+   who could take it: in the call variants every opponent not yet laid down with calls left
+   (and the next player, who may draw it) unless he has himself thrown its rank or a same-suit
+   card within two ranks this hand (the pile says who threw each card); in the points variants the
+   next player, and, once he has opened, only when the card fits a table meld (he could lay it off).
+6. ``dump_weight`` — penalty dumping: a discard's worth falls by ``dump_weight`` times the danger
+   times its penalty / 10, so high cards go first when the hand may end soon.
+7. ``threat_cards`` — the danger is 1 while an opponent who has laid down holds at most
+   ``threat_cards`` cards (0: never) ...
+8. ``late_turns`` — ... and otherwise rises linearly to 1 over the first ``late_turns`` turns of
+   each player (0: never).
+9. ``call_max_shortfall`` — call variants: call (and deny) only when the card brings the contract
+   closer *and* leaves fewer than ``call_max_shortfall`` cards missing (0: whenever closer, as
+   greedy).  A call costs an extra stock card that must be shed after the lay-down.
+10. ``hold_turns`` — hold a lay-down that would not go out in the same turn during the first
+   ``hold_turns`` turns of each player while no opponent threatens (``threat_cards``): waiting to go
+   out in one turn (a kalooki in the points variants, "down and out" in Caribbean) hides the hand
+   and keeps the discard draws and calls open (0: lay down at once, as greedy).
+11. ``call_use`` — call variants: call also for a card that does not bring the contract closer
+   but has at least this usefulness (greedy's count of partners held; 0: never).  Laying down
+   early is what keeps a hand's penalty low when someone else goes out.
+12. ``draw_use`` — the same for drawing the discard and denying a call (0: never).
+13. ``sf_weight`` — the discard weighs the contract shortfall it leaves at ``sf_weight`` per
+   card against its worth instead of putting it first (0: first, as greedy), so that late in a
+   hand a high card may go although it was part of the contract.
+
+Parameters 0-3 (``epsilon``, ``call_threshold``, ``draw_threshold``, ``gap_weight``) are greedy's.
+The discard is chosen by the contract shortfall it leaves (call variants, before the lay-down, as
+greedy; or weighed, ``sf_weight``), then by the worth above (lowest first), then by the highest penalty; once laid down in the
+call variants, by the highest penalty less ``defense`` times the feed share (greedy: the highest
+penalty).  Everything else (lay-downs, tacks, joker moves and swaps, table manipulation M1-M5, the
+upcard swap) is greedy's (``greedy.play_melds``, ``greedy._upswap_pick``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kalooki_sim.engine.core import draw_mode
+from kalooki_sim.engine.layout import (
+    A_DISCARD, G_DISC_N, G_N_MELDS, G_NP, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, MI_HI,
+    MI_KIND, MI_LEN, MI_LO, MK_RUN, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS,
+    PS_LAID,
+)
+from kalooki_sim.jit import njit
+from kalooki_sim.melds.positions import pos_type
+from kalooki_sim.rng import rng_uniform
+from kalooki_sim.rulevec import (
+    DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT,
+    PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_MAX_CALLS_PER_PLAYER, R_N_DECKS,
+    R_OPENING_MODE, R_PENALTY, R_PLAY_DIRECTION, R_SET_ALLOW_DUPLICATE_SUIT,
+)
+
+from .discard import _first_legal
+from .greedy import (
+    KNOWN_LEN as GREEDY_KNOWN_LEN, _param, _random_known, _tack_may_fit, _upswap_pick, flow_action,
+    greedy_discard, play_melds,
+)
+from .known import is_legal
+from .measures import _shortfall_with, _wants, card_usefulness, contract_shortfall
+
+# the expert's decision memory: greedy's, then the public count of each card type (``_seen``)
+_KNOWN_SEEN = GREEDY_KNOWN_LEN
+KNOWN_LEN = _KNOWN_SEEN + N_TYPES
+
+# parameter row indices (agents/base.py names them)
+P_COUNT = 4
+P_DEFENSE = 5
+P_DUMP = 6
+P_THREAT_CARDS = 7
+P_LATE_TURNS = 8
+P_CALL_MAX_SF = 9
+P_HOLD_TURNS = 10
+P_CALL_USE = 11
+P_DRAW_USE = 12
+P_SF_WEIGHT = 13
+N_EXPERT_PARAMS = 14
+
+
+@njit(_nrt=False)
+def _seen(gs, hands, disc, minfo, mcards, g, seat, seen):
+    """Copies of each card type whose place is public to ``seat``: own hand, pile, table."""
+    for t in range(N_TYPES):
+        seen[t] = hands[g, seat, t]
+    for i in range(gs[g, G_DISC_N]):
+        seen[disc[g, i]] += 1
+    for m in range(gs[g, G_N_MELDS]):
+        if minfo[g, m, MI_KIND] == MK_RUN:
+            lo = minfo[g, m, MI_LO]
+            hi = minfo[g, m, MI_HI]
+        else:
+            lo = 0
+            hi = minfo[g, m, MI_LEN] - 1
+        for q in range(lo, hi + 1):
+            c = mcards[g, m, q]
+            if c >= 0:
+                seen[c] += 1
+
+
+@njit(_nrt=False)
+def live_potential(rv, seen, t, gapw):
+    """Unseen copies of the naturals that meld with ``t`` (its rank in the other suits — and its
+    own suit where sets may repeat one —; its suit one rank away, and two ranks away at
+    ``gapw``), each as a share of the copies in the deck: 0 when every partner is dead."""
+    nd = rv[R_N_DECKS]
+    if nd <= 0 or t == JOKER:
+        return 0.0
+    s = t // 13
+    r = t % 13
+    sets = 0
+    for s2 in range(4):
+        if s2 == s and rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
+            continue
+        sets += max(nd - seen[s2 * 13 + r], 0)
+    one = 0
+    two = 0
+    for k in range(2):
+        if r == 0:
+            q = 1 if k == 0 else 14
+            if (q == 1 and rv[R_ACE_LOW] == 0) or (q == 14 and rv[R_ACE_HIGH] == 0):
+                continue
+        else:
+            if k == 1:
+                break
+            q = r + 1
+        for d in (-2, -1, 1, 2):
+            q2 = q + d
+            if q2 < 1 or q2 > 14 or (q2 == 1 and rv[R_ACE_LOW] == 0) or (q2 == 14 and rv[R_ACE_HIGH] == 0):
+                continue
+            left = max(nd - seen[pos_type(s, q2)], 0)
+            if d == 1 or d == -1:
+                one += left
+            else:
+                two += left
+    return (np.float64(sets) / (4.0 * nd) + np.float64(one) / nd + gapw * np.float64(two) / nd)
+
+
+@njit(_nrt=False)
+def _shunned(gs, disc, disc_by, g, o, t):
+    """Has seat ``o`` thrown (this hand; cards still in the pile) ``t``'s rank or a card of its
+    suit within two ranks?  Then he is not collecting what ``t`` would feed."""
+    s = t // 13
+    r = t % 13
+    for i in range(gs[g, G_DISC_N]):
+        if disc_by[g, i] != o:
+            continue
+        c = np.int64(disc[g, i])
+        if c == JOKER:
+            continue
+        if c % 13 == r:
+            return True
+        if c // 13 == s and abs(c % 13 - r) <= 2:
+            return True
+    return False
+
+
+@njit(_nrt=False)
+def feed_share(gs, ps, disc, disc_by, minfo, rv, g, seat, t, contract):
+    """Share of opponents who could take discard ``t`` and want it (module docstring)."""
+    n = gs[g, G_NP]
+    if n <= 1:
+        return 0.0
+    nxt = (seat + (1 if rv[R_PLAY_DIRECTION] == PLAY_DIRECTION_LEFT else -1)) % n
+    feed = 0
+    for o in range(n):
+        if o == seat:
+            continue
+        if ps[g, o, PS_LAID] == 1:
+            if contract or o != nxt:
+                continue                # no calls and no discard draws once laid down
+            for m in range(gs[g, G_N_MELDS]):
+                if _tack_may_fit(minfo, g, m, t):
+                    feed += 1
+                    break
+            continue
+        if o != nxt:
+            if not contract or rv[R_CALLS_ENABLED] == 0:
+                continue
+            if ps[g, o, PS_CALLS] >= rv[R_MAX_CALLS_PER_PLAYER]:
+                continue
+        if not _shunned(gs, disc, disc_by, g, o, t):
+            feed += 1
+    return np.float64(feed) / np.float64(n - 1)
+
+
+@njit(_nrt=False)
+def danger(gs, ps, hands, g, seat, threat_cards, late_turns):
+    """How near the hand's end looks, 0..1: 1 while an opponent who has laid down holds at most
+    ``threat_cards`` cards, else the share of ``late_turns`` turns each player has had."""
+    n = gs[g, G_NP]
+    if threat_cards > 0.0:
+        for o in range(n):
+            if o != seat and ps[g, o, PS_LAID] == 1:
+                held = 0
+                for t in range(N_TYPES):
+                    held += hands[g, o, t]
+                if held <= threat_cards:
+                    return 1.0
+    if late_turns > 0.0:
+        return min(1.0, np.float64(gs[g, G_TURN] // max(n, 1)) / late_turns)
+    return 0.0
+
+
+@njit(_nrt=False)
+def _hand_size(hands, g, seat):
+    k = 0
+    for t in range(N_TYPES):
+        k += hands[g, seat, t]
+    return k
+
+
+@njit(_nrt=False)
+def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                   hwin, rv, g, seat, known, rnd, contract, gapw):
+    """The expert's discard (module docstring), the best legal natural by its measure; greedy's
+    fallbacks (a joker, ending the turn) when no natural may go."""
+    cw = _param(params, P_COUNT, 0.0)
+    defense = _param(params, P_DEFENSE, 0.0)
+    dump = _param(params, P_DUMP, 0.0)
+    laid = ps[g, seat, PS_LAID] == 1
+    seen = known[_KNOWN_SEEN:_KNOWN_SEEN + N_TYPES]
+    if cw > 0.0:
+        _seen(gs, hands, disc, minfo, mcards, g, seat, seen)
+    dz = 0.0
+    if dump > 0.0:
+        dz = dump * danger(gs, ps, hands, g, seat, _param(params, P_THREAT_CARDS, 0.0),
+                           _param(params, P_LATE_TURNS, 0.0))
+    use_sf = contract and not laid
+    sf_weight = _param(params, P_SF_WEIGHT, 0.0)
+    base = contract_shortfall(hands, rv, g, seat, rnd) if use_sf else 0
+    best = -1
+    best_sf = np.int64(1) << 40
+    best_w = 1e300
+    best_pen = -1
+    for t in range(JOKER):
+        if hands[g, seat, t] == 0:
+            continue
+        if not is_legal(known, A_DISCARD + t, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                        plan_n, hscore, hwin, rv, g):
+            continue
+        pen = rv[R_PENALTY + t]
+        sf = 0
+        w = 0.0
+        if contract and laid:
+            w = -np.float64(pen)            # shed the highest penalty ...
+        else:
+            w = card_usefulness(hands, rv, g, seat, t, 1, gapw)
+            if cw > 0.0:
+                w += cw * live_potential(rv, seen, t, gapw)
+            w -= dz * np.float64(pen) / 10.0
+            if use_sf:
+                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1) - base
+                if sf_weight > 0.0:
+                    w += sf_weight * np.float64(sf)
+                    sf = 0
+        if defense > 0.0:
+            w += defense * feed_share(gs, ps, disc, disc_by, minfo, rv, g, seat, t, contract)
+        if (sf < best_sf or (sf == best_sf and w < best_w)
+                or (sf == best_sf and w == best_w and pen > best_pen)):
+            best = t
+            best_sf = sf
+            best_w = w
+            best_pen = pen
+    if best >= 0:
+        return A_DISCARD + best
+    return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                          rv, g, seat, known, rnd, contract, gapw)
+
+
+@njit(_nrt=False)
+def _holds(params, gs, ps, hands, plan_n, g, seat):
+    """Hold back a lay-down this turn (``hold_turns``)?  Only one that leaves more than the one
+    card a discard sheds, early in the hand, while no opponent threatens."""
+    hold = _param(params, P_HOLD_TURNS, 0.0)
+    if hold <= 0.0 or ps[g, seat, PS_LAID] == 1 or gs[g, G_TAKEN_MUST] == 1:
+        return False                     # (a card taken under a restriction must be laid now)
+    n = max(gs[g, G_NP], 1)
+    if np.float64(gs[g, G_TURN] // n) >= hold:
+        return False
+    has_plan = False
+    for k in range(K_PLANS):
+        if plan_n[g, k, 0] >= 0:
+            has_plan = True
+            if _hand_size(hands, g, seat) - plan_n[g, k, 1] <= 1:
+                return False             # it goes out this turn: lay it
+    if not has_plan:
+        return False
+    return danger(gs, ps, hands, g, seat, _param(params, P_THREAT_CARDS, 0.0), 0.0) == 0.0
+
+
+@njit(_nrt=False)
+def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                  hscore, hwin, rv, g, seat, known, key, ctr):
+    """The expert heuristic (module docstring); always returns a legal action (-1 if none).
+    With every parameter beyond greedy's at 0 it plays greedy's action (tests/test_expert.py)."""
+    eps = _param(params, 0, 0.0)
+    if eps > 0.0:
+        u = rng_uniform(key, ctr[0])
+        ctr[0] += 1
+        if u < eps:
+            return _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                 hscore, hwin, rv, g, key, ctr)
+    call_thr = _param(params, 1, 1.0)
+    draw_thr = _param(params, 2, 1.0)
+    gapw = _param(params, 3, 0.5)
+    call_sf = _param(params, P_CALL_MAX_SF, 0.0)
+    ph = gs[g, G_PHASE]
+    contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT
+    rnd = gs[g, G_ROUND]
+    nd = gs[g, G_DISC_N]
+    top = -1
+    if nd > 0:
+        top = np.int64(disc[g, nd - 1])
+    if ph == PH_CALL or ph == PH_ALLOW or ph == PH_DRAW:
+        want = False
+        if top >= 0:
+            if ph == PH_CALL or ph == PH_ALLOW:
+                want = _wants(hands, rv, g, seat, rnd, top, contract, gapw,
+                              call_thr if ph == PH_CALL else draw_thr)
+                if want and contract and call_sf > 0.0:
+                    # a call (or a deny) only near the contract: the card and the call's extra
+                    # card are worth it when few cards are missing
+                    want = np.float64(_shortfall_with(hands, rv, g, seat, rnd, top, 1)) < call_sf
+                use = _param(params, P_CALL_USE if ph == PH_CALL else P_DRAW_USE, 0.0)
+                if not want and contract and use > 0.0:
+                    want = card_usefulness(hands, rv, g, seat, top, 0, gapw) >= use
+            else:
+                mode = draw_mode(gs, ps, rv, g, seat)
+                want = mode != DISCARD_DRAW_BEFORE_OPENING_NEVER and (
+                    _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
+                    or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
+                use = _param(params, P_DRAW_USE, 0.0)
+                if (not want and contract and use > 0.0 and mode != DISCARD_DRAW_BEFORE_OPENING_NEVER
+                        and card_usefulness(hands, rv, g, seat, top, 0, gapw) >= use):
+                    want = True
+        a = flow_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                        rv, g, ph, want, known)
+        if a >= 0:
+            return a
+    elif ph == PH_UPSWAP:
+        return _upswap_pick(hands, rv, g, seat, top, gapw)
+    elif ph == PH_PLAY:
+        may_lay = not _holds(params, gs, ps, hands, plan_n, g, seat)
+        a = play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                       g, seat, known, contract, may_lay)
+        if a >= 0:
+            return a
+        if (_param(params, P_COUNT, 0.0) > 0.0 or _param(params, P_DEFENSE, 0.0) > 0.0
+                or _param(params, P_DUMP, 0.0) > 0.0):
+            return expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                                  hscore, hwin, rv, g, seat, known, rnd, contract, gapw)
+        return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                              hwin, rv, g, seat, known, rnd, contract, gapw)
+    return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                        hscore, hwin, rv, g)
