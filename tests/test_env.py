@@ -20,6 +20,7 @@ from kalooki_sim.engine import layout as L
 from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
 from kalooki_sim.observation import SECTIONS
 from kalooki_sim.rollout import simulate
+from kalooki_sim.strategies import lineup as resolve
 
 PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
 PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: "play", L.PH_UPSWAP: "upswap"}
@@ -124,12 +125,15 @@ def test_observation_never_reads_hidden_cards(preset):
     ("na15", 2, "hand", {}),
     ("american", 6, "match", {"hands_per_match": 2}),
     ("k51", 3, "hand", {}),
+    ("caribbean", 4, "hand", {"lineup": ["sharp-caribbean", "greedy", "random", "sharp"]}),
+    ("k40", 4, "match", {"max_hands": 5, "lineup": ["sharp", "expert", "greedy", "counting"]}),
 ])
 def test_env_with_compiled_agents_plays_the_closed_loop_games(preset, n, episode, extra):
-    """Learner seat(s) answered by the compiled agent that ``simulate`` seats there: the same
-    per-hand rows (and per-match rows), game for game, whatever the batch (7 rows, 23 games)."""
+    """Learner seat(s) answered by the compiled agent that ``simulate`` seats there (named
+    strategies with their parameter rows too): the same per-hand rows (and per-match rows), game
+    for game, whatever the batch (7 rows, 23 games)."""
     rules = load_rules(preset)
-    lineup = ["greedy", "random", "greedy", "greedy", "random", "greedy"][:n]
+    lineup = extra.get("lineup") or ["greedy", "random", "greedy", "greedy", "random", "greedy"][:n]
     learner = ["learner"] + lineup[1:]
     learner[n - 1] = "learner"                  # two learner seats: seat 0 and the last
     games, seed = 23, 7
@@ -140,7 +144,8 @@ def test_env_with_compiled_agents_plays_the_closed_loop_games(preset, n, episode
         who = [lineup[int(p)] for p in env.seat]
         env.step(env.compiled_actions(who))
     mode = "hands" if episode == "hand" else "matches"
-    want = simulate(rules, n, lineup, None, games, seed, mode=mode, hands_per_game=extra.get("hands_per_match"),
+    _, ids, params = resolve(lineup)
+    want = simulate(rules, n, list(ids), params, games, seed, mode=mode, hands_per_game=extra.get("hands_per_match"),
                     max_hands=extra.get("max_hands"))
     got = env.result_rows()
     if mode == "hands":
