@@ -12,7 +12,9 @@ and the same per-update figures in ``progress.csv``.
    heuristic ``--bc-teacher`` (default ``greedy``) would play in its seat
    (``KalookiVecEnv.compiled_actions``: the teacher's own choice, on its own random stream), so the
    recorded states are the teacher's; the network (``agents.learned.PolicyValueNet``) learns those
-   choices by cross-entropy over the masked logits.
+   choices by cross-entropy over the masked logits.  ``--dagger-rounds`` then lets the network play
+   and the teacher label the states it reaches (DAgger), so it learns to recover from its own
+   mistakes, which cloning alone never shows it.
 2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits) on ``--num-envs``
    games in lockstep (``kalooki_sim.env``: the opponents are compiled agents played inside the
    loop), one learner seat a game, seats rotated game by game.  The reward is the learner's hand
@@ -81,6 +83,7 @@ class Args:
     bc_decisions: int = 200_000
     bc_epochs: int = 3
     bc_lr: float = 1e-3
+    dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
     # PPO
     total_decisions: int = 2_000_000
     num_envs: int = 256
@@ -147,35 +150,59 @@ def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
     return float(res["mean"]), float(res["lo"]), float(res["hi"])
 
 
-def behaviour_cloning(net, args: Args, rules, log) -> dict:
-    """Record the teacher's choices in the learner's seat, then fit them (module docstring)."""
-    env = make_env(args, rules)
-    obs, mask, _ = env.reset()
-    n_steps = max(1, args.bc_decisions // args.num_envs)
-    O = np.zeros((n_steps * args.num_envs, obs.shape[1]), dtype=np.float32)
-    M = np.zeros((n_steps * args.num_envs, mask.shape[1]), dtype=np.bool_)
-    Y = np.zeros(n_steps * args.num_envs, dtype=np.int64)
+def _collect(env, obs, mask, net, teacher, n_steps, gen):
+    """``n_steps`` steps of the batch: the teacher's choice recorded at every learner decision;
+    the learner plays it (``net`` None) or its own sampled choice (DAgger: the states the
+    network reaches, labelled by the teacher)."""
+    B = env.batch
+    O = np.zeros((n_steps * B, obs.shape[1]), dtype=np.float32)
+    M = np.zeros((n_steps * B, mask.shape[1]), dtype=np.bool_)
+    Y = np.zeros(n_steps * B, dtype=np.int64)
+    pol = None if net is None else LearnedPolicy(net)
     for t in range(n_steps):
-        a = env.compiled_actions(args.bc_teacher)
-        sl = slice(t * args.num_envs, (t + 1) * args.num_envs)
+        a = env.compiled_actions(teacher)
+        sl = slice(t * B, (t + 1) * B)
         O[sl], M[sl], Y[sl] = obs, mask, a
-        obs, mask, *_ = env.step(a)
-    opt = torch.optim.Adam(net.parameters(), lr=args.bc_lr)
-    gen = np.random.default_rng(args.seed)
-    Ot, Mt, Yt = torch.as_tensor(O), torch.as_tensor(M), torch.as_tensor(Y)
+        play = a if pol is None else pol.act(obs, mask, gen)
+        obs, mask, *_ = env.step(play)
+    return (O, M, Y), obs, mask
+
+
+def _fit(net, opt, data, args, gen):
+    O, M, Y = (torch.as_tensor(x) for x in data)
     loss_v = acc = 0.0
     for _ in range(args.bc_epochs):
         order = gen.permutation(len(Y))
         for i in range(0, len(Y), args.minibatch):
             idx = torch.as_tensor(order[i:i + args.minibatch])
-            logits, _ = net(Ot[idx], Mt[idx])
-            loss = torch.nn.functional.cross_entropy(logits, Yt[idx])
+            logits, _ = net(O[idx], M[idx])
+            loss = torch.nn.functional.cross_entropy(logits, Y[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
             loss_v = float(loss.detach())
-            acc = float((logits.argmax(1) == Yt[idx]).float().mean())
-    log(f"behaviour cloning: {len(Y)} decisions of {args.bc_teacher}, loss {loss_v:.4f}, accuracy {acc:.3f}")
+            acc = float((logits.argmax(1) == Y[idx]).float().mean())
+    return loss_v, acc
+
+
+def behaviour_cloning(net, args: Args, rules, log) -> dict:
+    """Record the teacher's choices in the learner's seat and fit them; then ``--dagger-rounds``
+    rounds of DAgger (module docstring), each fitting all the data so far."""
+    env = make_env(args, rules)
+    obs, mask, _ = env.reset()
+    gen = np.random.default_rng(args.seed)
+    n_steps = max(1, args.bc_decisions // args.num_envs)
+    opt = torch.optim.Adam(net.parameters(), lr=args.bc_lr)
+    data, obs, mask = _collect(env, obs, mask, None, args.bc_teacher, n_steps, gen)
+    loss_v, acc = _fit(net, opt, data, args, gen)
+    log(f"behaviour cloning: {len(data[2])} decisions of {args.bc_teacher}, loss {loss_v:.4f}, accuracy {acc:.3f}")
+    for r in range(args.dagger_rounds):
+        more, obs, mask = _collect(env, obs, mask, net, args.bc_teacher, n_steps, gen)
+        agree = float((LearnedPolicy(net, greedy=True).act(more[0], more[1], gen) == more[2]).mean())
+        data = tuple(np.concatenate([x, y]) for x, y in zip(data, more))
+        loss_v, acc = _fit(net, opt, data, args, gen)
+        log(f"DAgger round {r + 1}: the network agreed with {args.bc_teacher} on {agree:.3f} of its own states; "
+            f"{len(data[2])} decisions, loss {loss_v:.4f}, accuracy {acc:.3f}")
     return {"bc_loss": loss_v, "bc_accuracy": acc}
 
 

@@ -29,7 +29,7 @@ def _module():
 def _argv(out, *extra):
     return ["--out", str(out), "--players", "3", "--opponents", "greedy,greedy", "--hidden", "32",
             "--num-envs", "8", "--rollout-len", "8", "--minibatch", "32", "--update-epochs", "2",
-            "--bc-decisions", "64", "--bc-epochs", "1", "--total-decisions", "256", "--eval-every", "2",
+            "--bc-decisions", "64", "--bc-epochs", "1", "--dagger-rounds", "1", "--total-decisions", "256", "--eval-every", "2",
             "--eval-deals", "6", "--checkpoint-every", "1", "--no-progress", *extra]
 
 
