@@ -60,7 +60,7 @@ import numpy as np
 
 from . import loop
 from .agents.base import EXTERNAL, N_PARAMS
-from .engine.layout import G_TO_ACT, N_ACTIONS, P_MAX
+from .engine.layout import A_LAY, G_TO_ACT, N_ACTIONS, P_MAX
 from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
 from .jit import njit
 from .lanes import run_lanes
@@ -130,7 +130,7 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 rew[b, p] += w - wins_seen[b, p]
                 wins_seen[b, p] = w
         if st == ST_WAITING:
-            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, ctx, obs[b])
+            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask[b], obs[b])
             seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
             if legal_ids.shape[1] == N_ACTIONS:         # the legal ids listed (``legal_lists``)
                 k = 0
@@ -223,16 +223,19 @@ def _env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pla
 
 
 @njit(_nrt=False)
-def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, sp, sx, ctx, seats, obs):
-    """The view of engine seat ``seats[b]`` of every row (-1: the seat to act; another negative:
-    nobody, zeros) into ``obs[b]`` (tests re-encode positions they changed; the AEC wrapper
-    observes any agent)."""
+def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, sp, sx, ctx, mask, seats, obs):
+    """The view of engine seat ``seats[b]`` of every row (-1: the seat to act, ``mask[b]`` its
+    legal actions; another negative: nobody, zeros) into ``obs[b]`` (tests re-encode positions
+    they changed; the AEC wrapper observes any agent)."""
     for k in range(gs.shape[0]):
         b = np.uint64(k)
         s = seats[b]
+        lay_ok = False
         if s == -1:
             s = gs[b, G_TO_ACT]
-        encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, s, sp, sx, ctx, obs[b])
+            lay_ok = mask[b, A_LAY]
+        encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, s, sp, sx, ctx, lay_ok,
+                    obs[b])
 
 
 class KalookiVecEnv:

@@ -20,6 +20,8 @@ phase and checks the vector does not move):
   cards held, laid down, calls used, on the score sheet total / units / buy-backs / still in,
   hands won so far in the match, dealer, and the set of card types it took from the discard pile
   this hand (by drawing the top discard, by a call, by denying a call or by the upcard swap);
+* the lay-down the engine offers the seat (plan 0, its exact best), when the seat may make it: the
+  cards it would put down (version 2);
 * every table meld: kind, relative owner, suit or rank, which run positions hold a natural and
   which a joker (a run joker's meaning is its position), for a set the suits of its naturals and
   the suits its jokers were declared as; plus the count of each natural on the table.
@@ -39,7 +41,7 @@ compiled seats' too, since the engine keeps no history.
 from __future__ import annotations
 
 from .engine.layout import (
-    G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
+    A_LAY, G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
     G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN,
     G_TAKEN_MUST, G_TO_ACT, G_TURN, G_VOIDS, G_AFTER_ALLOW, G_CALL_DONE, G_LAID_THIS_TURN, JOKER, M_MAX,
     MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_HI, MI_NJ, MI_OWNER, MK_RUN, MK_SET, MK_JSET, N_TYPES, P_MAX,
@@ -48,6 +50,7 @@ from .engine.layout import (
 from .engine.match_flow import (
     SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_N,
 )
+from .engine.plans import _plan_count
 from .jit import njit
 from .loop import CX_TAKEN
 from .rulevec import (
@@ -57,7 +60,7 @@ from .rulevec import (
 
 __all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "encode", "encode_view"]
 
-OBS_VERSION = 1
+OBS_VERSION = 2          # 2: the lay-down section (what plan 0 would lay)
 
 N_PHASES = 6
 N_RECENT = 4            # last cards of the pile, with who threw them
@@ -81,13 +84,14 @@ O_RECENT = O_TOP + N_TYPES
 O_SEATS = O_RECENT + N_RECENT * (N_TYPES + P_MAX)
 O_MELDS = O_SEATS + P_MAX * F_SEAT
 O_TABLE = O_MELDS + M_MAX * F_MELD
-OBS_DIM = O_TABLE + N_TYPES
+O_LAY = O_TABLE + N_TYPES
+OBS_DIM = O_LAY + N_TYPES
 
 SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scalars": (O_SCAL, N_SCAL),
             "caller": (O_CALLER, P_MAX), "taken_this_turn": (O_TAKEN, N_TYPES), "owed": (O_OWED, N_TYPES),
             "hand": (O_HAND, N_TYPES), "pile": (O_PILE, N_TYPES), "top": (O_TOP, N_TYPES),
             "recent": (O_RECENT, N_RECENT * (N_TYPES + P_MAX)), "seats": (O_SEATS, P_MAX * F_SEAT),
-            "melds": (O_MELDS, M_MAX * F_MELD), "table": (O_TABLE, N_TYPES)}
+            "melds": (O_MELDS, M_MAX * F_MELD), "table": (O_TABLE, N_TYPES), "lay": (O_LAY, N_TYPES)}
 
 
 @njit(_nrt=False, inline="always")
@@ -96,17 +100,20 @@ def _rel(i, seat, n):
 
 
 @njit(_nrt=False)
-def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, sp, sx, ctx, out):
-    """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]); returns that
-    engine seat (-1: nobody to act, ``out`` zeroed)."""
-    return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, gs[b, G_TO_ACT], sp, sx, ctx, out)
+def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask, out):
+    """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]), ``mask`` its
+    legal actions; returns that engine seat (-1: nobody to act, ``out`` zeroed)."""
+    return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, gs[b, G_TO_ACT], sp,
+                       sx, ctx, mask[A_LAY], out)
 
 
 @njit(_nrt=False)
-def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, seat, sp, sx, ctx, out):
+def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok,
+                out):
     """Write the view of engine seat ``seat`` of row ``b`` into ``out`` (float32[OBS_DIM]), whether
     or not it is the seat to act (the AEC wrapper observes every agent); returns ``seat`` (-1: no
-    such seat, ``out`` zeroed)."""
+    such seat, ``out`` zeroed).  ``lay_ok``: the seat is to act and may lay plan 0 down (its mask
+    has ``A_LAY``): only then is the plan its own and current, and the lay section filled."""
     for j in range(OBS_DIM):
         out[j] = 0.0
     if seat < 0 or seat >= gs[b, G_NP]:
@@ -152,7 +159,7 @@ def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, seat, s
     mm = rv[R_MATCH_MODE]
     if 0 <= mm < 4:
         out[s + 25 + mm] = 1.0
-    # s + 29 .. s + 39: spare (zero)
+    # s + 29, s + 30: the lay-down (below); s + 31 .. s + 39: spare (zero)
     # ---- pending caller, this turn's taken card, a card owed to the table
     if gs[b, G_CALLER] >= 0:
         out[O_CALLER + _rel(gs[b, G_CALLER], seat, n)] = 1.0
@@ -243,6 +250,15 @@ def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, rv, b, seat, s
                     out[O_TABLE + c] += 0.5
         out[o + F_MELD - 2] = minfo[b, m, MI_LEN] / 13.0
         out[o + F_MELD - 1] = minfo[b, m, MI_NJ] / 4.0
+    # ---- the lay-down the engine proposes (plan 0: its exact best), when the seat may make it:
+    # the cards it would put down (what stays in hand is the hand minus these)
+    if lay_ok:
+        nm = plan_n[b, 0, 0]
+        if nm > 0:
+            out[s + 29] = 1.0
+            out[s + 30] = nm / 12.0
+            for t in range(N_TYPES):
+                out[O_LAY + t] = _plan_count(plan[b, 0], nm, t) / 2.0
     return seat
 
 

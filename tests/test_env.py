@@ -28,8 +28,8 @@ PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: 
 
 def _encode(env, st, sp, sx, ctx):
     out = np.zeros((env.batch, OBS_DIM), dtype=np.float32)
-    encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, env.rv, sp, sx, ctx,
-                np.full(env.batch, -1, dtype=np.int64), out)
+    encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n, env.rv,
+                sp, sx, ctx, env.la.mask, np.full(env.batch, -1, dtype=np.int64), out)
     return out
 
 
@@ -310,3 +310,27 @@ def test_state_dict_resumes_the_same_games():
             np.testing.assert_array_equal(x, y)
     with pytest.raises(ValueError, match="other arguments"):
         KalookiVecEnv("k40", 4, batch=6).load_state_dict(saved)
+
+
+def test_lay_section_is_the_offered_lay_down():
+    """Observation version 2: when the deciding seat may lay down (``A_LAY`` in its mask), the lay
+    section holds the cards plan 0 puts down (a part of its own hand, at least three cards);
+    otherwise it is empty."""
+    from kalooki_sim.observation import SECTIONS
+
+    o, w = SECTIONS["lay"]
+    env = KalookiVecEnv("caribbean", 4, batch=32, seed=6, lineup=["learner", "greedy", "greedy", "greedy"])
+    obs, mask, info = env.reset()
+    hand_o = SECTIONS["hand"][0]
+    seen = 0
+    for _ in range(400):
+        lay = obs[:, o:o + w] * 2
+        can = mask[:, L.A_LAY]
+        assert (lay[~can] == 0).all()
+        for b in np.flatnonzero(can):
+            hand = obs[b, hand_o:hand_o + L.N_TYPES] * 2
+            assert lay[b].sum() >= 3 and (lay[b] <= hand).all()
+            seen += 1
+        a = np.where(can, L.A_LAY, env.random_actions(np.random.default_rng(_)))
+        obs, mask, *_ = env.step(a)
+    assert seen > 0
