@@ -4,7 +4,7 @@
 match is over.  A compiled agent's decision is asked of ``agents.compiled.seat_action`` and applied
 at once; an external seat's decision is left to the caller, with the legal-action mask ready in
 ``mask[b]``, and handed back through ``act``.  After every action the loop keeps the hand's
-tallies (lay-down turns, calls) and, when the engine ends a hand, passes it to the match flow
+tallies (lay-down turns, calls, cards taken from the pile) and, when the engine ends a hand, passes it to the match flow
 (``engine.match_flow``: the score sheet, the next deal) and writes the hand's result rows.  So:
 
 * ``rollout.simulate`` (the closed loop, millions of hands) runs ``advance`` with no external seat
@@ -38,7 +38,8 @@ from .agents.base import EXTERNAL
 from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import STREAM_POLICY_BASE, apply_action, check_invariants, legal_mask, step
 from .engine.layout import (
-    A_ALLOW, A_DENY, A_DISCARD, A_LAY, EV_VOID, G_CALLER, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT,
+    A_ALLOW, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_LAY, A_PASS, EV_VOID, G_ACTIVE, G_CALLER, G_DISC_N, G_PHASE,
+    PH_UPSWAP, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT,
     G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, N_ACTIONS, P_MAX,
 )
 from .engine.state import State
@@ -57,7 +58,7 @@ __all__ = [
     "EXTERNAL", "ST_PLAYING", "ST_WAITING", "ST_OVER", "ST_FAILED",
     "ERR_MAX_STEPS", "ERR_ILLEGAL", "ERR_BAD_ACTION",
     "CX_OUT", "CX_GAME", "CX_SEED", "CX_STATUS", "CX_ERR", "CX_STEPS", "CX_MAX_STEPS", "CX_CHECK",
-    "CX_PAUSE", "CX_LAST", "NCX", "ROW_COLUMNS", "MATCH_PLANES", "NR", "NM",
+    "CX_PAUSE", "CX_LAST", "CX_LAID", "CX_CALLS", "CX_TAKEN", "CX_DENIED", "NCX", "ROW_COLUMNS", "MATCH_PLANES", "NR", "NM",
     "start", "attach", "advance", "act", "agent_action", "closed_loop", "advance_rows", "act_rows", "LoopArrays",
 ]
 
@@ -73,14 +74,17 @@ ERR_MAX_STEPS = 1        # a hand took more than its step budget
 ERR_ILLEGAL = 2          # a compiled agent chose an action outside the legal mask
 ERR_BAD_ACTION = 3       # ``act`` was called when no external decision was pending
 
-# ctx[b, CX_*]; CX_LAID + seat: turn the engine seat laid down (-1 not yet); CX_CALLS + seat: calls
-# it was allowed (denied ones too when the rules count them) in this hand; CX_DENIED + seat: its calls
-# that were denied (a call made is one allowed or denied)
+# ctx[b, CX_*]; CX_LAID + seat: turn the engine seat laid down (-1 not yet); CX_TAKEN + seat: the card
+# types (bit t: type t) the engine seat took from the discard pile in this deal, public knowledge the
+# observation encoder reads (``_pile_take``); CX_CALLS + seat: calls it was allowed (denied ones too
+# when the rules count them) in this hand; CX_DENIED + seat: its calls that were denied (a call made
+# is one allowed or denied)
 (CX_OUT, CX_GAME, CX_SEED, CX_STATUS, CX_ERR, CX_STEPS, CX_MAX_STEPS, CX_CHECK, CX_PAUSE, CX_RESH0,
  CX_VOIDS0, CX_LAST) = range(12)
 CX_LAID = 12
 CX_CALLS = CX_LAID + P_MAX
-CX_DENIED = CX_CALLS + P_MAX
+CX_TAKEN = CX_CALLS + P_MAX
+CX_DENIED = CX_TAKEN + P_MAX
 NCX = CX_DENIED + P_MAX
 
 # rows[R_*, o, hand, real player]: one plane per column, so a finished batch hands out views
@@ -145,6 +149,37 @@ def _clear_tallies(ctx, b):
         ctx[b, CX_LAID + i] = -1
         ctx[b, CX_CALLS + i] = 0
         ctx[b, CX_DENIED + i] = 0
+        ctx[b, CX_TAKEN + i] = 0
+
+
+@njit(_nrt=False, inline="always")
+def _pile_take(gs, disc, b, a):
+    """What action ``a``, about to be applied in row ``b``, takes from the discard pile: ``seat * 64
+    + card type`` or -1.  The top discard goes to the active player when he draws it or denies a
+    call, to the caller when his call is allowed, to the dealer when he swaps the upcard.  Everyone
+    at the table sees it happen, so the observation may show it (``CX_TAKEN``); the engine keeps no
+    such history, so the loop keeps it, as it keeps the calls."""
+    n = gs[b, G_DISC_N]
+    if n <= 0:
+        return -1
+    who = -1
+    if gs[b, G_PHASE] == PH_UPSWAP:
+        if a != A_PASS:
+            who = gs[b, G_TO_ACT]
+    elif a == A_DRAW_DISCARD or a == A_DENY:
+        who = gs[b, G_ACTIVE]
+    elif a == A_ALLOW:
+        who = gs[b, G_CALLER]
+    top = np.int64(disc[b, n - 1])
+    if who < 0 or top < 0:
+        return -1
+    return who * 64 + top
+
+
+@njit(_nrt=False, inline="always")
+def _note_take(ctx, b, took):
+    if took >= 0:
+        ctx[b, CX_TAKEN + took // 64] |= np.int64(1) << (took % 64)
 
 
 @njit(_nrt=False)
@@ -339,6 +374,7 @@ def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_
         turn = gs[b, G_TURN]
         caller = gs[b, G_CALLER]
         hd = gs[b, G_HANDS_DONE]
+        took = _pile_take(gs, disc, b, a)
         if check:
             e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                      rv, b, a)
@@ -352,6 +388,7 @@ def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_
             apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
                          hwin, rv, b, a)
         ctx[b, CX_LAST] = a
+        _note_take(ctx, b, took)
         _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                       rv, b, sp, sx, sev, seats, ctx, rows, mrows, mwin, seat, a, turn, caller, hd)
         if ctx[b, CX_STATUS] == ST_OVER:
@@ -370,11 +407,13 @@ def act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, h
     turn = gs[b, G_TURN]
     caller = gs[b, G_CALLER]
     hd = gs[b, G_HANDS_DONE]
+    took = _pile_take(gs, disc, b, a)
     e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b, a)
     if e != 0:
         return 2000 + e
     ctx[b, CX_STATUS] = ST_PLAYING
     ctx[b, CX_LAST] = a
+    _note_take(ctx, b, took)
     if ctx[b, CX_CHECK] == 1:
         r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                              hscore, hwin, rv, b, True, mask[b])

@@ -6,5 +6,5 @@ if [[ -z "${VIRTUAL_ENV:-}" ]]; then
   [[ -d .venv ]] || python3 -m venv .venv
   . .venv/bin/activate
 fi
-python -m pip install -q -e ".[dev,dist,notebook]"
+python -m pip install -q -e ".[dev,dist,notebook,learn]"
 exec python -m pytest -q -n 2 "$@"

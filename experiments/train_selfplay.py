@@ -1,0 +1,376 @@
+#!/usr/bin/env python
+"""Train a Kalooki policy: behaviour cloning of a compiled heuristic, then PPO with action masking.
+
+    python experiments/train_selfplay.py --variant caribbean --players 4 --total-decisions 2000000
+    python experiments/train_selfplay.py --out runs/x --resume          # go on after an interruption
+
+One file, CleanRL style (``cleanrl/ppo.py``): a dataclass of arguments, a seeding block, a run name
+``{variant}__{exp}__{seed}__{time}``, tensorboard scalars under ``charts/``, ``losses/``, ``eval/``
+and the same per-update figures in ``progress.csv``.
+
+1. **Behaviour cloning.** The learner sits at the table with the opponents and plays what the
+   heuristic ``--bc-teacher`` (default ``greedy``) would play in its seat
+   (``KalookiVecEnv.compiled_actions``: the teacher's own choice, on its own random stream), so the
+   recorded states are the teacher's; the network (``agents.learned.PolicyValueNet``) learns those
+   choices by cross-entropy over the masked logits.  ``--dagger-rounds`` then lets the network play
+   and the teacher label the states it reaches (DAgger), so it learns to recover from its own
+   mistakes, which cloning alone never shows it.
+2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits) on ``--num-envs``
+   games in lockstep (``kalooki_sim.env``: the opponents are compiled agents played inside the
+   loop), one learner seat a game, seats rotated game by game.  The reward is the learner's hand
+   win (1 when it goes out), so a hand's return is its win share, what the evaluation measures.
+   Why PPO on 2 CPU cores: the environment gives ~200,000 decisions/s, the network's forward and
+   backward passes are the cost (``benchmarks/env.py``), and PPO reuses each batch for several
+   epochs, where a value-based method over 3,730 actions would need a replay buffer and more
+   passes per sample.
+
+Opponents: ``--opponents`` names the compiled strategies (the heuristic family of
+``configs/agents``), one per other seat.  Playing against a pool of past checkpoints is not done
+yet: it needs a second policy inside the batch (``policy_play`` has the mechanism).
+
+**Evaluation** (every ``--eval-every`` updates and at the end): the argmax policy against the
+opponents on ``--eval-deals`` deals never used in training (game ids from ``EVAL_FIRST_GAME``), each
+deal played with the learner in every seat (duplicate style); win share with a 95 % interval
+clustered by deal (``stats.clustered_mean``) against the fair share ``1 / players``.
+
+**Checkpoints and resume.** Every ``--checkpoint-every`` updates the run writes, each atomically:
+the policy (``agents.learned.save_checkpoint``: rules digest, observation version),
+``train_state.pt`` (optimizer, update counter, torch and numpy random states) and ``env_state.npz``
+(every array of the batch, ``KalookiVecEnv.state_dict``), then ``latest.json`` naming them.
+``--resume`` restores all of it and truncates ``progress.csv`` to the last saved update, so a
+resumed run computes what an uninterrupted one does (tests/test_train_selfplay.py checks the
+weights are equal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from kalooki_sim import load_rules
+from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, load_checkpoint, save_checkpoint
+from kalooki_sim.env import KalookiVecEnv
+from kalooki_sim.policy_play import play_policies
+from kalooki_sim.stats import clustered_mean
+
+EVAL_FIRST_GAME = 10**12        # evaluation deals: training game ids never get near this
+CSV_FIELDS = ("update", "global_step", "samples_per_s", "train_win_share", "pg_loss", "v_loss", "entropy",
+              "approx_kl", "clipfrac", "eval_win_share", "eval_lo", "eval_hi", "bc_loss", "bc_accuracy")
+
+
+@dataclass
+class Args:
+    exp_name: str = "train_selfplay"
+    variant: str = "caribbean"
+    players: int = 4
+    opponents: tuple[str, ...] = ("greedy", "greedy", "greedy")
+    seed: int = 1
+    out: str = ""                       # run directory (default runs/{run name})
+    resume: bool = False
+    torch_threads: int = 1
+    hidden: tuple[int, ...] = (256, 256)
+    # behaviour cloning
+    bc_teacher: str = "greedy"
+    bc_decisions: int = 200_000
+    bc_epochs: int = 3
+    bc_lr: float = 1e-3
+    dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
+    # PPO
+    total_decisions: int = 2_000_000
+    num_envs: int = 256
+    rollout_len: int = 32
+    lr: float = 2.5e-4
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    minibatch: int = 1024
+    update_epochs: int = 3
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    # evaluation, checkpoints
+    eval_deals: int = 500
+    eval_every: int = 20
+    checkpoint_every: int = 10
+    stop_after: int = 0                 # stop (as if interrupted) after this many updates (tests)
+    progress: bool = True
+
+
+def parse_args(argv=None) -> Args:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for f in dataclasses.fields(Args):
+        name = "--" + f.name.replace("_", "-")
+        if f.type == "bool" or isinstance(f.default, bool):
+            ap.add_argument(name, action=argparse.BooleanOptionalAction, default=f.default)
+        elif isinstance(f.default, tuple):
+            kind = type(f.default[0]) if f.default else str
+            ap.add_argument(name, type=lambda s, k=kind: tuple(k(x) for x in s.split(",")), default=f.default,
+                            help="comma-separated")
+        else:
+            ap.add_argument(name, type=type(f.default), default=f.default)
+    return Args(**vars(ap.parse_args(argv)))
+
+
+def _tables(n, opponents):
+    """One learner seat per game, every seat in turn (game g: the learner in seat g % n)."""
+    if len(opponents) != n - 1:
+        raise ValueError(f"{len(opponents)} opponents for {n} players")
+    return [list(opponents[:r]) + ["learner"] + list(opponents[r:]) for r in range(n)]
+
+
+def make_env(args: Args, rules) -> KalookiVecEnv:
+    """The training batch: the learner and the opponents, the lineup rotated one seat a game."""
+    if len(args.opponents) != args.players - 1:
+        raise ValueError(f"{len(args.opponents)} opponents for {args.players} players")
+    return KalookiVecEnv(rules, args.players, batch=args.num_envs, lineup=["learner", *args.opponents], rotate=True,
+                         seed=args.seed)
+
+
+def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
+    """Win share of the argmax policy against the opponents on held-out deals, every seat."""
+    pol = LearnedPolicy(net, greedy=True)
+    wins, deals = [], []
+    for r, row in enumerate(_tables(args.players, args.opponents)):
+        seats = [pol if x == "learner" else x for x in row]
+        out = play_policies(rules, args.players, seats, args.eval_deals, seed=args.seed, batch=min(256, args.eval_deals),
+                            first_game_id=EVAL_FIRST_GAME)
+        mine = out["seat"] == r
+        wins.append(out["won"][mine].astype(np.float64))
+        deals.append(out["game_id"][mine])
+    res = clustered_mean(np.concatenate(wins), np.concatenate(deals))
+    return float(res["mean"]), float(res["lo"]), float(res["hi"])
+
+
+def _collect(env, obs, mask, net, teacher, n_steps, gen):
+    """``n_steps`` steps of the batch: the teacher's choice recorded at every learner decision;
+    the learner plays it (``net`` None) or its own sampled choice (DAgger: the states the
+    network reaches, labelled by the teacher)."""
+    B = env.batch
+    O = np.zeros((n_steps * B, obs.shape[1]), dtype=np.float32)
+    M = np.zeros((n_steps * B, mask.shape[1]), dtype=np.bool_)
+    Y = np.zeros(n_steps * B, dtype=np.int64)
+    pol = None if net is None else LearnedPolicy(net)
+    for t in range(n_steps):
+        a = env.compiled_actions(teacher)
+        sl = slice(t * B, (t + 1) * B)
+        O[sl], M[sl], Y[sl] = obs, mask, a
+        play = a if pol is None else pol.act(obs, mask, gen)
+        obs, mask, *_ = env.step(play)
+    return (O, M, Y), obs, mask
+
+
+def _fit(net, opt, data, args, gen):
+    O, M, Y = (torch.as_tensor(x) for x in data)
+    loss_v = acc = 0.0
+    for _ in range(args.bc_epochs):
+        order = gen.permutation(len(Y))
+        for i in range(0, len(Y), args.minibatch):
+            idx = torch.as_tensor(order[i:i + args.minibatch])
+            logits, _ = net(O[idx], M[idx])
+            loss = torch.nn.functional.cross_entropy(logits, Y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss_v = float(loss.detach())
+            acc = float((logits.argmax(1) == Y[idx]).float().mean())
+    return loss_v, acc
+
+
+def behaviour_cloning(net, args: Args, rules, log) -> dict:
+    """Record the teacher's choices in the learner's seat and fit them; then ``--dagger-rounds``
+    rounds of DAgger (module docstring), each fitting all the data so far."""
+    env = make_env(args, rules)
+    obs, mask, _ = env.reset()
+    gen = np.random.default_rng(args.seed)
+    n_steps = max(1, args.bc_decisions // args.num_envs)
+    opt = torch.optim.Adam(net.parameters(), lr=args.bc_lr)
+    data, obs, mask = _collect(env, obs, mask, None, args.bc_teacher, n_steps, gen)
+    loss_v, acc = _fit(net, opt, data, args, gen)
+    log(f"behaviour cloning: {len(data[2])} decisions of {args.bc_teacher}, loss {loss_v:.4f}, accuracy {acc:.3f}")
+    for r in range(args.dagger_rounds):
+        more, obs, mask = _collect(env, obs, mask, net, args.bc_teacher, n_steps, gen)
+        agree = float((LearnedPolicy(net, greedy=True).act(more[0], more[1], gen) == more[2]).mean())
+        data = tuple(np.concatenate([x, y]) for x, y in zip(data, more))
+        loss_v, acc = _fit(net, opt, data, args, gen)
+        log(f"DAgger round {r + 1}: the network agreed with {args.bc_teacher} on {agree:.3f} of its own states; "
+            f"{len(data[2])} decisions, loss {loss_v:.4f}, accuracy {acc:.3f}")
+    return {"bc_loss": loss_v, "bc_accuracy": acc}
+
+
+def _atomic_torch_save(obj, path: Path):
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    tmp.replace(path)
+
+
+def save_run(out: Path, net, opt, env, rules, update, global_step, np_rng, args):
+    ck = save_checkpoint(out / "checkpoints" / f"update_{update:06d}.pt", net, rules,
+                         extra={"update": update, "global_step": global_step, "args": json.dumps(dataclasses.asdict(args))})
+    _atomic_torch_save({"optimizer": opt.state_dict(), "update": update, "global_step": global_step,
+                        "torch_rng": torch.get_rng_state(), "np_rng": json.dumps(np_rng.bit_generator.state)},
+                       out / "train_state.pt")
+    tmp = out / "env_state.tmp.npz"
+    np.savez(tmp, **env.state_dict())
+    tmp.replace(out / "env_state.npz")
+    latest = {"checkpoint": str(ck.relative_to(out)), "update": update, "global_step": global_step}
+    (out / "latest.json.tmp").write_text(json.dumps(latest))
+    (out / "latest.json.tmp").replace(out / "latest.json")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv) if not isinstance(argv, Args) else argv
+    rules = load_rules(args.variant)
+    run_name = f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
+    out = Path(args.out or f"runs/{run_name}")
+    out.mkdir(parents=True, exist_ok=True)
+    log = (lambda msg: print(msg, file=sys.stderr, flush=True)) if args.progress else (lambda msg: None)
+
+    # ---- seeding
+    torch.set_num_threads(args.torch_threads)
+    torch.manual_seed(args.seed)
+    np_rng = np.random.default_rng(args.seed)
+    torch.use_deterministic_algorithms(True)
+
+    net = PolicyValueNet(hidden=args.hidden)
+    env = make_env(args, rules)
+    update, global_step = 0, 0
+    fresh = not (args.resume and (out / "latest.json").exists())
+    if fresh:
+        (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=1))
+        bc = behaviour_cloning(net, args, rules, log) if args.bc_decisions > 0 else {}
+        obs, mask, info = env.reset()
+        with open(out / "progress.csv", "w", newline="") as f:
+            csv.DictWriter(f, CSV_FIELDS).writeheader()
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
+    if fresh:
+        save_run(out, net, opt, env, rules, 0, 0, np_rng, args)
+        with open(out / "progress.csv", "a", newline="") as f:
+            csv.DictWriter(f, CSV_FIELDS).writerow({"update": 0, "global_step": 0, **bc})
+    else:
+        latest = json.loads((out / "latest.json").read_text())
+        loaded, _ = load_checkpoint(out / latest["checkpoint"], rules)
+        net.load_state_dict(loaded.state_dict())
+        st = torch.load(out / "train_state.pt", weights_only=True)
+        opt.load_state_dict(st["optimizer"])
+        update, global_step = int(st["update"]), int(st["global_step"])
+        torch.set_rng_state(st["torch_rng"])
+        np_rng.bit_generator.state = json.loads(st["np_rng"])
+        with np.load(out / "env_state.npz") as z:
+            env.load_state_dict(dict(z))
+        obs, mask, info = env.obs, env.mask, {"seat": env.seat}
+        with open(out / "progress.csv", newline="") as f:           # drop rows after the saved update
+            rows = [r for r in csv.DictReader(f) if int(r["update"]) <= update]
+        with open(out / "progress.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, CSV_FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+        log(f"resumed {out} at update {update} ({global_step} decisions)")
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(out / "tb"), purge_step=global_step if not fresh else None)
+    B, T = args.num_envs, args.rollout_len
+    n_updates = max(1, args.total_decisions // (B * T))
+    D, A = env.obs.shape[1], env.mask.shape[1]
+    obs_b = torch.zeros((T, B, D))
+    mask_b = torch.zeros((T, B, A), dtype=torch.bool)
+    act_b = torch.zeros((T, B), dtype=torch.long)
+    logp_b, rew_b, done_b, val_b = (torch.zeros((T, B)) for _ in range(4))
+    try:
+        from tqdm import tqdm
+        bar = tqdm(total=n_updates, initial=update, disable=not args.progress, desc="ppo")
+    except ImportError:             # pragma: no cover - tqdm is a dependency
+        bar = None
+    stopped_at = 0
+    while update < n_updates:
+        t0 = time.perf_counter()
+        # ---- rollout
+        with torch.no_grad():
+            for t in range(T):
+                o, m = torch.as_tensor(obs.copy()), torch.as_tensor(mask.copy())
+                dist, v = net.distribution(o, m)
+                a = dist.sample()
+                obs_b[t], mask_b[t], act_b[t], logp_b[t], val_b[t] = o, m, a, dist.log_prob(a), v
+                seat = np.array(info["seat"], copy=True)
+                obs, mask, rew, done, info = env.step(a.numpy())
+                rew_b[t] = torch.as_tensor(rew[np.arange(B), seat])
+                done_b[t] = torch.as_tensor(done.astype(np.float32))
+            _, next_v = net(torch.as_tensor(obs.copy()), torch.as_tensor(mask.copy()))
+            adv = torch.zeros((T, B))
+            last = torch.zeros(B)
+            for t in reversed(range(T)):
+                nv = next_v if t == T - 1 else val_b[t + 1]
+                nonterm = 1.0 - done_b[t]
+                delta = rew_b[t] + args.gamma * nv * nonterm - val_b[t]
+                last = delta + args.gamma * args.gae_lambda * nonterm * last
+                adv[t] = last
+            ret = adv + val_b
+        # ---- update
+        fo, fm, fa = obs_b.reshape(T * B, D), mask_b.reshape(T * B, A), act_b.reshape(-1)
+        flp, fadv, fret = logp_b.reshape(-1), adv.reshape(-1), ret.reshape(-1)
+        stats = {"pg": [], "v": [], "ent": [], "kl": [], "clip": []}
+        for _ in range(args.update_epochs):
+            order = torch.as_tensor(np_rng.permutation(T * B))
+            for i in range(0, T * B, args.minibatch):
+                idx = order[i:i + args.minibatch]
+                dist, v = net.distribution(fo[idx], fm[idx])
+                lr_ = dist.log_prob(fa[idx]) - flp[idx]
+                ratio = lr_.exp()
+                mb_adv = fadv[idx]
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
+                vl = 0.5 * ((v - fret[idx]) ** 2).mean()
+                ent = dist.entropy().mean()
+                loss = pg - args.ent_coef * ent + args.vf_coef * vl
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                opt.step()
+                with torch.no_grad():
+                    stats["pg"].append(float(pg))
+                    stats["v"].append(float(vl))
+                    stats["ent"].append(float(ent))
+                    stats["kl"].append(float(((ratio - 1) - lr_).mean()))
+                    stats["clip"].append(float(((ratio - 1.0).abs() > args.clip).float().mean()))
+        update += 1
+        global_step += T * B
+        row = {"update": update, "global_step": global_step,
+               "samples_per_s": round(T * B / (time.perf_counter() - t0), 1),
+               "train_win_share": round(float(rew_b.sum() / max(1.0, float(done_b.sum()))), 5),
+               "pg_loss": np.mean(stats["pg"]), "v_loss": np.mean(stats["v"]), "entropy": np.mean(stats["ent"]),
+               "approx_kl": np.mean(stats["kl"]), "clipfrac": np.mean(stats["clip"])}
+        if update % args.eval_every == 0 or update == n_updates:
+            row["eval_win_share"], row["eval_lo"], row["eval_hi"] = evaluate(net, args, rules)
+            log(f"update {update}: eval win share {row['eval_win_share']:.4f} "
+                f"[{row['eval_lo']:.4f}, {row['eval_hi']:.4f}] (fair {1 / args.players:.4f})")
+        for k, v in row.items():
+            if k in ("update", "global_step"):
+                continue
+            ns = "eval" if k.startswith("eval") else ("charts" if k in ("samples_per_s", "train_win_share") else "losses")
+            writer.add_scalar(f"{ns}/{k}", float(v), global_step)
+        with open(out / "progress.csv", "a", newline="") as f:
+            csv.DictWriter(f, CSV_FIELDS).writerow(row)
+        if update % args.checkpoint_every == 0 or update == n_updates:
+            save_run(out, net, opt, env, rules, update, global_step, np_rng, args)
+        if bar is not None:
+            bar.update(1)
+        stopped_at += 1
+        if args.stop_after and stopped_at >= args.stop_after:
+            break
+    writer.close()
+    if bar is not None:
+        bar.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Games with Python/torch policies in some seats: ``simulate``'s rows, driven through the lockstep env.
+
+``play_policies(rules, n_players, seats, n_games, seed)`` takes one entry per seat: a strategy name
+(a compiled agent, played inside the loop) or an object with the ``Policy`` protocol
+(``agents.base.Policy``: a learned network, ``agents.learned.LearnedPolicy``, or any Python
+policy).  The policy seats are the environment's learner seats; at every step each policy acts on
+the rows where one of its seats decides.  The result has ``rollout.simulate``'s columns (the
+environment keeps the rows of the games it plays: ``KalookiVecEnv(keep_rows=...)``), with
+``policy_id`` -1 for the policy seats, so the statistics and tables that read ``simulate``'s rows
+read these too.
+
+Determinism: the games depend on (rules, seating, seed, game ids) and on the policies' choices.  A
+policy that samples draws on one ``np.random.Generator`` (seeded by ``seed``) shared over the
+rows of a step, so its choices, unlike a compiled agent's, depend on the batch size; a
+deterministic policy (``LearnedPolicy(greedy=True)``) plays the same games for any batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .env import LEARNER, KalookiVecEnv
+
+__all__ = ["play_policies"]
+
+
+def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, mode: str = "hands",
+                  batch: int = 256, hands_per_game=None, max_hands=None, first_game_id: int = 0):
+    """Play ``n_games`` games (ids ``first_game_id ..``) with ``seats`` (module docstring); returns
+    ``simulate``'s columns (in ``"matches"`` mode ``(hands, matches)``)."""
+    n = int(n_players)
+    if len(seats) != n:
+        raise ValueError(f"{len(seats)} seats for {n} players")
+    is_policy = [not isinstance(s, str) for s in seats]
+    for s, pol in zip(seats, is_policy):
+        if pol and not callable(getattr(s, "act", None)):
+            raise TypeError(f"seat {s!r} is neither a strategy name nor a Policy (an object with act())")
+    if not any(is_policy):
+        raise ValueError("no policy seat: for compiled agents alone use rollout.simulate")
+    if mode not in ("hands", "matches"):
+        raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+    B = max(1, min(int(batch), int(n_games)))
+    env = KalookiVecEnv(rules, n, batch=B, lineup=[LEARNER if p else s for s, p in zip(seats, is_policy)],
+                        episode="hand" if mode == "hands" else "match", seed=seed, first_game_id=first_game_id,
+                        keep_rows=int(n_games), hands_per_match=hands_per_game, max_hands=max_hands)
+    # distinct policies (one object may sit in several seats) and the seats of each
+    owners: dict[int, tuple[object, list[int]]] = {}
+    for p, (s, pol) in enumerate(zip(seats, is_policy)):
+        if pol:
+            owners.setdefault(id(s), (s, []))[1].append(p)
+    rng = np.random.default_rng(seed)
+    obs, mask, info = env.reset()
+    end = first_game_id + int(n_games)
+    actions = np.zeros(B, dtype=np.int64)
+    while (env.game_id < end).any():
+        for pol, ps in owners.values():
+            rows = np.flatnonzero(np.isin(info["seat"], ps))
+            if rows.size:
+                actions[rows] = pol.act(obs[rows], mask[rows], rng)
+        obs, mask, _, _, info = env.step(actions)
+    return env.result_rows()

@@ -1,0 +1,336 @@
+"""The lockstep environment (kalooki_sim.env) and its observation (kalooki_sim.observation).
+
+* information sets: re-dealing what the deciding seat cannot see (the other hands, the stock)
+  never moves its observation, in every phase of every preset, while changing its own hand does;
+* closed loop == lockstep: with compiled agents in every seat (the learner seat played by asking
+  the compiled agent, ``compiled_actions``) the environment plays exactly the games of
+  ``rollout.simulate`` for the same seeds: the same per-hand (and per-match) rows;
+* bad actions raise ``IllegalActionError`` naming the action, and apply nothing.
+
+One environment kernel serves every test (compiled once per session, cached after).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kalooki_sim import load_rules
+from kalooki_sim.engine import layout as L
+from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
+from kalooki_sim.observation import SECTIONS
+from kalooki_sim.rollout import simulate
+from kalooki_sim.strategies import lineup as resolve
+
+PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
+PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: "play", L.PH_UPSWAP: "upswap"}
+
+
+def _encode(env, st, sp, sx, ctx):
+    out = np.zeros((env.batch, OBS_DIM), dtype=np.float32)
+    encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n, env.rv,
+                sp, sx, ctx, env.la.mask, np.full(env.batch, -1, dtype=np.int64), out)
+    return out
+
+
+def _redeal(st, b: int, rng) -> bool:
+    """Shuffle the cards row ``b``'s deciding seat cannot see (the other seats' hands and the
+    stock) among those places, keeping every hand's size; True if a hand changed."""
+    seat = int(st.gs[b, L.G_TO_ACT])
+    n = int(st.gs[b, L.G_NP])
+    others = [i for i in range(n) if i != seat]
+    ns = int(st.gs[b, L.G_STOCK_N])
+    pool = list(st.stock[b, :ns].astype(np.int64))
+    sizes = []
+    for i in others:
+        sizes.append(int(st.hands[b, i].sum()))
+        pool += list(np.repeat(np.arange(L.N_TYPES), st.hands[b, i]))
+    pool = rng.permutation(np.array(pool, dtype=np.int64))
+    before = st.hands[b].copy()
+    k = 0
+    for i, size in zip(others, sizes):
+        st.hands[b, i] = np.bincount(pool[k:k + size], minlength=L.N_TYPES)
+        k += size
+    st.stock[b, :ns] = pool[k:]
+    return not np.array_equal(before, st.hands[b])
+
+
+def _copy_state(env):
+    st = env.la.state
+    return type(st)(*(a.copy() for a in st.arrays()))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_observation_never_reads_hidden_cards(preset):
+    """At every learner decision of random-learner games against greedy and random seats, the
+    observation re-encoded after a re-deal of the hidden cards equals the one the env returned,
+    in every phase the variant has (calls and the upcard swap only where its rules have them); swapping one card of the seat's own
+    hand with the stock does move it (the check can fail)."""
+    rules = load_rules(preset)
+    n = max(rules.players_min, 3)
+    env = KalookiVecEnv(rules, n, batch=16, lineup=["learner", "greedy", "random"] + ["greedy"] * (n - 3),
+                        seed=11, rotate=True)
+    obs, mask, info = env.reset()
+    rng = np.random.default_rng(5)
+    seen = {ph: 0 for ph in PHASES}
+    changed = moved_own = 0
+    for step in range(400):
+        st = env.la.state
+        same = _encode(env, st, env.la.sp, env.la.sx, env.la.ctx)
+        np.testing.assert_array_equal(same, obs)            # the env's obs is the encoder's
+        hid = _copy_state(env)
+        own = _copy_state(env)
+        for b in range(env.batch):
+            changed += _redeal(hid, b, rng)
+            seat = int(own.gs[b, L.G_TO_ACT])
+            ns = int(own.gs[b, L.G_STOCK_N])
+            held = np.flatnonzero(own.hands[b, seat])
+            if ns and held.size:
+                x = int(own.stock[b, 0])
+                t = int(held[0])
+                if x != t:
+                    own.hands[b, seat, t] -= 1
+                    own.hands[b, seat, x] += 1
+                    own.stock[b, 0] = t
+        after = _encode(env, hid, env.la.sp, env.la.sx, env.la.ctx)
+        for b in range(env.batch):
+            ph = int(st.gs[b, L.G_PHASE])
+            assert ph in PHASES, ph
+            seen[ph] += 1
+            if not np.array_equal(after[b], obs[b]):
+                diff = np.flatnonzero(after[b] != obs[b])
+                where = [name for name, (o, w) in SECTIONS.items() if any(o <= d < o + w for d in diff)]
+                pytest.fail(f"{preset}: row {b} phase {PHASES[ph]}: re-dealing hidden cards moved the "
+                            f"observation at {diff[:8]} (sections {where})")
+        mine = _encode(env, own, env.la.sp, env.la.sx, env.la.ctx)
+        moved_own += int((mine != obs).any(axis=1).sum())
+        obs, mask, rew, done, info = env.step(env.random_actions(rng))
+        want = {L.PH_DRAW, L.PH_PLAY}
+        if rules.calls_enabled:
+            want |= {L.PH_CALL, L.PH_ALLOW}
+        if rules.dealer_may_swap_upcard:
+            want.add(L.PH_UPSWAP)
+        if step >= 50 and all(seen[ph] >= 3 for ph in want):
+            break
+    missing = [PHASES[ph] for ph in want if seen[ph] < 3]
+    assert not missing, f"{preset}: phases never reached by the learner: {missing} ({seen})"
+    assert changed > 0 and moved_own > 0
+
+
+@pytest.mark.parametrize("preset,n,episode,extra", [
+    ("caribbean", 4, "hand", {}),
+    ("caribbean", 3, "match", {"hands_per_match": 3}),
+    ("k40", 5, "match", {"max_hands": 6}),
+    ("k101", 4, "hand", {}),
+    ("na15", 2, "hand", {}),
+    ("american", 6, "match", {"hands_per_match": 2}),
+    ("k51", 3, "hand", {}),
+    ("caribbean", 4, "hand", {"lineup": ["sharp-caribbean", "greedy", "random", "sharp"]}),
+    ("k40", 4, "match", {"max_hands": 5, "lineup": ["sharp", "expert", "greedy", "counting"]}),
+])
+def test_env_with_compiled_agents_plays_the_closed_loop_games(preset, n, episode, extra):
+    """Learner seat(s) answered by the compiled agent that ``simulate`` seats there (named
+    strategies with their parameter rows too): the same per-hand rows (and per-match rows), game
+    for game, whatever the batch (7 rows, 23 games)."""
+    rules = load_rules(preset)
+    lineup = extra.get("lineup") or ["greedy", "random", "greedy", "greedy", "random", "greedy"][:n]
+    learner = ["learner"] + lineup[1:]
+    learner[n - 1] = "learner"                  # two learner seats: seat 0 and the last
+    games, seed = 23, 7
+    env = KalookiVecEnv(rules, n, batch=7, lineup=learner, episode=episode, seed=seed, keep_rows=games,
+                        hands_per_match=extra.get("hands_per_match"), max_hands=extra.get("max_hands"))
+    env.reset()
+    while (env.game_id < games).any():
+        who = [lineup[int(p)] for p in env.seat]
+        env.step(env.compiled_actions(who))
+    mode = "hands" if episode == "hand" else "matches"
+    _, ids, params = resolve(lineup)
+    want = simulate(rules, n, list(ids), params, games, seed, mode=mode, hands_per_game=extra.get("hands_per_match"),
+                    max_hands=extra.get("max_hands"))
+    got = env.result_rows()
+    if mode == "hands":
+        want, got = (want,), (got,)
+    for w, g in zip(want, got):
+        assert set(w) == set(g)
+        assert len(w["game_id"]) > 0
+        for k in w:
+            if k == "policy_id":
+                continue
+            np.testing.assert_array_equal(g[k], w[k], err_msg=f"{preset}: column {k}")
+        learner_rows = np.isin(w["seat"], [0, n - 1])
+        assert (g["policy_id"][learner_rows] == -1).all()
+        np.testing.assert_array_equal(g["policy_id"][~learner_rows], w["policy_id"][~learner_rows])
+
+
+def test_bad_actions_raise_a_clear_error_and_apply_nothing():
+    env = KalookiVecEnv("caribbean", 4, batch=4, seed=3)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(4, dtype=np.int64))
+    obs, mask, info = env.reset()
+    before = [a.copy() for a in env.la.state.arrays()]
+    legal = env.random_actions(np.random.default_rng(0))
+    bad = legal.copy()
+    bad[2] = int(np.flatnonzero(~mask[2])[0])
+    with pytest.raises(IllegalActionError, match=rf"illegal action {bad[2]} in row 2 .*is not legal here"):
+        env.step(bad)
+    bad[2] = N_ACTIONS + 5
+    with pytest.raises(IllegalActionError, match=rf"illegal action {N_ACTIONS + 5} in row 2 .*not an action id"):
+        env.step(bad)
+    bad[2] = -1
+    with pytest.raises(IllegalActionError, match="illegal action -1 in row 2"):
+        env.step(bad)
+    with pytest.raises(IllegalActionError, match="integers"):
+        env.step(legal.astype(np.float64))
+    with pytest.raises(ValueError, match="one action per row"):
+        env.step(legal[:3])
+    for a, b in zip(before, env.la.state.arrays()):
+        np.testing.assert_array_equal(a, b)                 # nothing was applied
+    obs, mask, rew, done, info = env.step(legal)            # and the env goes on
+    assert obs.shape == (4, OBS_DIM) and mask.shape == (4, N_ACTIONS) and rew.shape == (4, L.P_MAX)
+
+
+def test_arrays_rewards_and_autoreset():
+    """Fixed shapes and dtypes; a hand episode pays 1 to its winner in the step it ends (same-step
+    autoreset: the returned decision is already the next game's); results keep the last episode."""
+    env = KalookiVecEnv("caribbean", 4, batch=8, seed=2, lineup=["learner", "greedy", "learner", "greedy"])
+    obs, mask, info = env.reset()
+    assert OBS_VERSION >= 1 and obs.dtype == np.float32 and mask.dtype == np.bool_
+    assert env.metadata["autoreset_mode"] == "same_step"
+    rng = np.random.default_rng(1)
+    ends = 0
+    for _ in range(300):
+        gid = env.game_id.copy()
+        obs, mask, rew, done, info = env.step(env.random_actions(rng))
+        assert mask.any(axis=1).all()
+        assert set(np.unique(info["seat"])) <= {0, 2}
+        assert (rew[~done] == 0).all()
+        assert (rew[done].sum(axis=1) <= 1).all()
+        assert (env.game_id[done] > gid[done]).all() and (env.game_id[~done] == gid[~done]).all()
+        ends += int(done.sum())
+    assert ends > 0
+    assert env.nbytes() > 0
+
+
+@pytest.mark.parametrize("preset,answer", [("caribbean", "greedy"), ("american", "random"), ("k40", "random")])
+def test_pile_take_tally_follows_every_take(preset, answer):
+    """``loop.CX_TAKEN`` (the observation's "taken from the pile" sets): with every seat a learner
+    every action passes through here, so a Python mirror of the rule (top discard to the drawer,
+    the denier, the allowed caller, the dealer swapping the upcard; cleared at every deal) must
+    agree after every step; calls, denials and upcard swaps all happen in these games.  The env
+    runs with ``check=True`` here: the engine's invariants hold after every action."""
+    from kalooki_sim.loop import CX_TAKEN
+
+    rules = load_rules(preset)
+    n = 4
+    length = {"max_hands": 2} if rules.match_mode == "elimination_pool" else {"hands_per_match": 2}
+    env = KalookiVecEnv(rules, n, batch=12, lineup=["learner"] * n, seed=9, episode="match", check=True, **length)
+    env.reset()
+    rng = np.random.default_rng(2)
+    mirror = np.zeros((env.batch, L.P_MAX), dtype=np.int64)
+    kinds = set()
+    for _ in range(1500):
+        st = env.la.state
+        a = env.compiled_actions(answer) if answer != "random" else env.random_actions(rng)
+        deal = st.gs[:, L.G_DEAL_NO].copy()
+        for b in range(env.batch):
+            ph, nd = int(st.gs[b, L.G_PHASE]), int(st.gs[b, L.G_DISC_N])
+            who = -1
+            if ph == L.PH_UPSWAP and a[b] != L.A_PASS:
+                who, kind = int(st.gs[b, L.G_TO_ACT]), "upswap"
+            elif ph != L.PH_UPSWAP and a[b] in (L.A_DRAW_DISCARD, L.A_DENY):
+                who, kind = int(st.gs[b, L.G_ACTIVE]), int(a[b])
+            elif ph != L.PH_UPSWAP and a[b] == L.A_ALLOW:
+                who, kind = int(st.gs[b, L.G_CALLER]), "allow"
+            if who >= 0 and nd > 0 and st.disc[b, nd - 1] >= 0:
+                mirror[b, who] |= 1 << int(st.disc[b, nd - 1])
+                kinds.add(kind)
+        _, _, _, done, _ = env.step(a)
+        new_deal = done | (env.la.state.gs[:, L.G_DEAL_NO] != deal)
+        mirror[new_deal] = 0
+        keep = ~new_deal
+        np.testing.assert_array_equal(env.la.ctx[keep, CX_TAKEN:CX_TAKEN + L.P_MAX], mirror[keep])
+        mirror[new_deal] = env.la.ctx[new_deal, CX_TAKEN:CX_TAKEN + L.P_MAX]
+    want = {L.A_DRAW_DISCARD}
+    if rules.calls_enabled:
+        want |= {L.A_DENY, "allow"}
+    if rules.dealer_may_swap_upcard:
+        want.add("upswap")
+    assert want <= kinds, kinds
+
+
+def test_legal_lists_are_the_mask():
+    """``legal_lists=True``: ``legal_ids[b, :n_legal[b]]`` is exactly the mask's legal ids, at every
+    step; the random learner picking from them plays legal actions only."""
+    env = KalookiVecEnv("caribbean", 5, batch=8, seed=4, legal_lists=True,
+                        lineup=["learner", "greedy", "random", "learner", "greedy"])
+    obs, mask, info = env.reset()
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        for b in range(env.batch):
+            np.testing.assert_array_equal(env.legal_ids[b, :env.n_legal[b]], np.flatnonzero(mask[b]))
+        obs, mask, *_ = env.step(env.random_actions(rng))
+
+
+def test_match_rewards_are_the_match_win_shares():
+    """``reward="match"``: nothing until a match ends, then each player's match win share (the
+    same as the finished episode's ``results``); hand wins add up in ``results`` too."""
+    from kalooki_sim.env import RES_COLUMNS
+
+    env = KalookiVecEnv("caribbean", 3, batch=6, seed=5, episode="match", reward="match", hands_per_match=2,
+                        lineup=["learner", "greedy", "greedy"], rotate=True)
+    env.reset()
+    rng = np.random.default_rng(4)
+    ended = 0
+    mwin, won = RES_COLUMNS.index("match_win_share"), RES_COLUMNS.index("hands_won")
+    while ended < 12:
+        obs, mask, rew, done, info = env.step(env.random_actions(rng))
+        assert (rew[~done] == 0).all()
+        for b in np.flatnonzero(done):
+            np.testing.assert_allclose(rew[b, :3], env.results[b, mwin, :3])
+            assert abs(rew[b].sum() - 1.0) < 1e-6            # Caribbean: lowest total wins (ties share)
+            assert env.results[b, won, :3].sum() <= 2
+            ended += 1
+
+
+def test_state_dict_resumes_the_same_games():
+    """An env restored from ``state_dict`` into a fresh env goes on exactly as the original."""
+    a = KalookiVecEnv("k40", 4, batch=5, seed=8, episode="match", max_hands=4, legal_lists=True)
+    a.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        a.step(a.random_actions(rng))
+    saved = a.state_dict()
+    b = KalookiVecEnv("k40", 4, batch=5, seed=0, episode="match", max_hands=4, legal_lists=True)
+    b.load_state_dict(saved)
+    for _ in range(200):
+        act = a.random_actions(np.random.default_rng(_))
+        ra = [x.copy() for x in a.step(act)[:4]]
+        rb = b.step(act)[:4]
+        for x, y in zip(ra, rb):
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="other arguments"):
+        KalookiVecEnv("k40", 4, batch=6).load_state_dict(saved)
+
+
+def test_lay_section_is_the_offered_lay_down():
+    """Observation version 2: when the deciding seat may lay down (``A_LAY`` in its mask), the lay
+    section holds the cards plan 0 puts down (a part of its own hand, at least three cards);
+    otherwise it is empty."""
+    from kalooki_sim.observation import SECTIONS
+
+    o, w = SECTIONS["lay"]
+    env = KalookiVecEnv("caribbean", 4, batch=32, seed=6, lineup=["learner", "greedy", "greedy", "greedy"])
+    obs, mask, info = env.reset()
+    hand_o = SECTIONS["hand"][0]
+    seen = 0
+    for _ in range(400):
+        lay = obs[:, o:o + w] * 2
+        can = mask[:, L.A_LAY]
+        assert (lay[~can] == 0).all()
+        for b in np.flatnonzero(can):
+            hand = obs[b, hand_o:hand_o + L.N_TYPES] * 2
+            assert lay[b].sum() >= 3 and (lay[b] <= hand).all()
+            seen += 1
+        a = np.where(can, L.A_LAY, env.random_actions(np.random.default_rng(_)))
+        obs, mask, *_ = env.step(a)
+    assert seen > 0

@@ -1,0 +1,103 @@
+"""The learned agent (agents/learned): masked network, the Policy protocol, checkpoints that refuse
+other rules or another observation layout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from kalooki_sim import load_rules
+from kalooki_sim.agents.base import Policy
+from kalooki_sim.agents.learned import (
+    CheckpointMismatch, LearnedPolicy, PolicyValueNet, load_checkpoint, save_checkpoint,
+)
+from kalooki_sim.agents.learned import policy as learned_policy
+from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv
+
+
+def _net(seed=0):
+    torch.manual_seed(seed)
+    return PolicyValueNet(hidden=(32,))
+
+
+def test_network_plays_only_legal_actions_and_repeats_with_its_rng():
+    """Every decision of a few hundred steps of a batch is the network's, and legal (the env raises
+    on an illegal action); the same seed plays the same actions."""
+    pol = LearnedPolicy(_net())
+    assert isinstance(pol, Policy)
+    runs = []
+    for _ in range(2):
+        env = KalookiVecEnv("caribbean", 4, batch=16, lineup=["learner", "greedy", "learner", "greedy"], seed=3)
+        obs, mask, _ = env.reset()
+        rng = np.random.default_rng(7)
+        played = []
+        for _ in range(200):
+            a = pol.act(obs, mask, rng)
+            assert mask[np.arange(16), a].all()
+            played.append(a.copy())
+            obs, mask, *_ = env.step(a)
+        runs.append(np.array(played))
+    np.testing.assert_array_equal(runs[0], runs[1])
+    greedy = LearnedPolicy(pol.net, greedy=True)
+    a = greedy.act(obs, mask, np.random.default_rng(0))
+    logits, value = pol.net(torch.as_tensor(obs), torch.as_tensor(mask))
+    np.testing.assert_array_equal(a, logits.argmax(dim=1).numpy())
+    assert value.shape == (16,)
+
+
+def test_masked_logits_give_illegal_actions_no_probability():
+    net = _net()
+    obs = torch.zeros((2, OBS_DIM))
+    mask = torch.zeros((2, N_ACTIONS), dtype=torch.bool)
+    mask[0, [3, 9]] = True
+    mask[1, 100] = True
+    dist, _ = net.distribution(obs, mask)
+    p = dist.probs
+    assert torch.all(p[~mask] == 0)
+    torch.testing.assert_close(p.sum(dim=1), torch.ones(2))
+    assert p[1, 100] == 1
+
+
+def test_checkpoint_round_trip_and_refusals(tmp_path, monkeypatch):
+    rules = load_rules("caribbean")
+    net = _net(1)
+    path = save_checkpoint(tmp_path / "ck" / "policy.pt", net, rules, extra={"step": 12})
+    again, meta = load_checkpoint(path, rules)
+    assert meta["rules_digest"] == rules.digest() and meta["obs_version"] == OBS_VERSION
+    assert meta["extra"] == {"step": 12}
+    obs = torch.rand((4, OBS_DIM))
+    mask = torch.ones((4, N_ACTIONS), dtype=torch.bool)
+    for x, y in zip(net(obs, mask), again(obs, mask)):
+        torch.testing.assert_close(x, y)
+    other = load_rules("k40")
+    with pytest.raises(CheckpointMismatch, match=r"trained on rules 'caribbean' .* not on 'k40'"):
+        load_checkpoint(path, other)
+    with pytest.raises(CheckpointMismatch, match="digest"):
+        load_checkpoint(path, load_rules("caribbean", max_calls_per_player=1))
+    monkeypatch.setattr(learned_policy, "OBS_VERSION", OBS_VERSION + 1)
+    with pytest.raises(CheckpointMismatch, match=rf"observation version {OBS_VERSION} .* version {OBS_VERSION + 1}"):
+        load_checkpoint(path, rules)
+
+
+def test_play_policies_rows_like_simulate_and_batch_invariant_for_a_deterministic_policy():
+    """A network in two seats (one object) and compiled greedy in the others: ``simulate``'s
+    columns, one row per game and seat; the argmax network plays the same games for any batch."""
+    from kalooki_sim.policy_play import play_policies
+    from kalooki_sim.rollout import HAND_COLUMNS
+
+    rules = load_rules("caribbean")
+    pol = LearnedPolicy(_net(2), greedy=True)
+    seats = [pol, "greedy", pol, "greedy"]
+    a = play_policies(rules, 4, seats, 20, seed=5, batch=3)
+    b = play_policies(rules, 4, seats, 20, seed=5, batch=16)
+    assert set(a) == set(HAND_COLUMNS)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert len(a["game_id"]) == 80 and (np.bincount(a["game_id"]) == 4).all()
+    assert (a["policy_id"][np.isin(a["seat"], [0, 2])] == -1).all()
+    assert (np.bincount(a["game_id"], weights=a["won"]) <= 1).all()
+    with pytest.raises(ValueError, match="no policy seat"):
+        play_policies(rules, 4, ["greedy"] * 4, 4)
+    with pytest.raises(TypeError, match="neither"):
+        play_policies(rules, 4, [object(), "greedy", "greedy", "greedy"], 4)
