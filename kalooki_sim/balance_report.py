@@ -409,8 +409,6 @@ def write_report(run_path, cfg, tables: dict | None = None) -> Path:
             md += [f"## {title}", "", _table(s.drop(columns=["cell"], errors="ignore")), ""]
     md += ["## Cells", "", _table(cells.drop(columns=["agents"])), "",
            "## Limits", "",
-           "- Calls: the engine's per-hand tally counts allowed calls (denied ones only when `count_denied_calls` is "
-           "on), so calls made and denied are not reported separately.",
            "- In single-hand cells every deal is a fresh game, so `calls per hand` vs per game and elimination "
            "(V5) act only in the match cells.",
            "- `k101` plays its hands as `k40` does (it differs in the match: elimination at 101, stakes): its "
