@@ -1,0 +1,179 @@
+"""The compiled part of the lockstep environment (``kalooki_sim.env``): its one row kernel.
+
+Kept apart from ``env.py`` so that the environment's Python (the class, its checks and messages,
+which import ``engine.game``) is not a kernel module: the kernel cache's digest
+(``jit.kernel_sources``) covers kernel modules and everything they import, and an edit to the
+printable ``Game`` must not recompile the engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .agents.base import EXTERNAL
+from .engine.layout import A_LAY, G_TO_ACT, N_ACTIONS, P_MAX
+from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
+from .jit import njit
+from .loop import CX_ERR, ST_OVER, ST_WAITING, act, advance, agent_action, start
+from .observation import encode, encode_view
+from .rulevec import R_N_ROUNDS
+
+__all__ = ["env_rows", "encode_rows", "RES_COLUMNS", "NRES", "MODE_RESET", "MODE_STEP", "MODE_CHOOSE",
+           "ERR_NO_CHOICE", "ERR_LOOP"]
+
+# res[b, RES_*, p]: the last finished episode of row b, per real player
+RES_COLUMNS = ("game_id", "hands_won", "total", "match_win_share", "money", "hands_played")
+RES_GAME, RES_WON, RES_TOTAL, RES_MWIN, RES_MONEY, RES_PLAYED = range(6)
+NRES = 6
+
+# what one call of the env kernel does
+MODE_RESET, MODE_STEP, MODE_CHOOSE = 0, 1, 2
+
+# kernel error codes (err[b]); ERR_LOOP + CX_ERR: the loop stopped on an error
+ERR_NO_CHOICE = 1            # a compiled seat chose nothing
+ERR_LOOP = 1_000_000
+
+
+@njit(_nrt=False)
+def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+           sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
+           gid, first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen):
+    """Deal game ``gid`` on row ``b`` with its table's seating (game ``gid`` sits at table
+    ``gid % T``).  Its result rows go to output row ``gid - first_gid`` when that is below
+    ``n_out`` (tests compare them with ``simulate``)."""
+    t = gid % tab_seats.shape[0]
+    fh = gid % rv[R_N_ROUNDS] if single_hand else -1
+    o = gid - first_gid
+    if o < 0 or o >= n_out:
+        o = -1
+    start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+          sp, sx, seats, params, keys, ctrs, ctx, known, tab_seats[t], tab_params[t], streams[t], wants, -1,
+          seed, gid, fh, hand_limit, max_steps, o, check, False)
+    for p in range(P_MAX):
+        wins_seen[b, p] = 0
+
+
+@njit(_nrt=False)
+def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+         sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
+         tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
+         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal):
+    """Play row ``b`` on to its next learner decision (the compiled seats inside ``loop.advance``,
+    new games dealt as episodes end), adding up rewards and keeping the finished episode's results;
+    encode the decision.  Returns 0 or an error."""
+    while True:
+        st = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                     b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
+        n = sx[b, SX_N]
+        if not reward_match:
+            for p in range(n):
+                w = sp[b, SP_RIPS, p] + sp[b, SP_KALOOKIS, p]
+                rew[b, p] += w - wins_seen[b, p]
+                wins_seen[b, p] = w
+        if st == ST_WAITING:
+            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask[b], obs[b])
+            seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
+            if legal_ids.shape[1] == N_ACTIONS:         # the legal ids listed (``legal_lists``)
+                k = 0
+                for a in range(N_ACTIONS):
+                    if mask[b, a]:
+                        legal_ids[b, k] = a
+                        k += 1
+                n_legal[b] = k
+            return 0
+        elif st == ST_OVER:
+            nw = sx[b, SX_N_MWIN]
+            for p in range(n):
+                share = 1.0 / nw if (sp[b, SP_MWIN, p] != 0 and nw > 0) else 0.0
+                if reward_match:
+                    rew[b, p] += share
+                res[b, RES_GAME, p] = gid[b]
+                res[b, RES_WON, p] = sp[b, SP_RIPS, p] + sp[b, SP_KALOOKIS, p]
+                res[b, RES_TOTAL, p] = sp[b, SP_TOTAL, p]
+                res[b, RES_MWIN, p] = share
+                res[b, RES_MONEY, p] = sp[b, SP_MONEY, p]
+                res[b, RES_PLAYED, p] = sp[b, SP_PLAYED, p]
+            done[b] = True
+            gid[b] += stride
+            _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
+                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
+        else:
+            return ERR_LOOP + ctx[b, CX_ERR]
+
+
+@njit
+def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+              sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
+              tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
+              max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
+              scratch, err,
+              actions, choice_ids, choice_params, k_from, k_to):
+    """The environment's one kernel, over rows ``k_from .. k_to - 1`` (``lanes.run_lanes`` splits a
+    batch over threads; each row owns its state, so the split changes nothing):
+
+    * ``MODE_RESET``: deal row ``b``'s game ``gid[b]`` and play to its first learner decision;
+    * ``MODE_STEP``: apply the pending learner decision ``actions[b]`` and play to the next one;
+    * ``MODE_CHOOSE``: ``actions[b]`` = what compiled agent ``choice_ids[b]`` (parameter row
+      ``choice_params[b]``) plays at the pending decision, by ``loop.agent_action`` on the deciding
+      seat's own random stream, exactly as the loop would if that agent sat there.
+
+    One kernel for the three, not three: each kernel that reaches the engine costs a cold compile
+    a full link and code generation of the loop."""
+    for k in range(k_from, k_to):
+        b = np.uint64(k)
+        if mode == MODE_CHOOSE:
+            seat = gs[b, G_TO_ACT]
+            if seat < 0:
+                actions[b] = -1
+                continue
+            p = sp[b, SP_REAL, seat]
+            saved = seats[b, p]
+            seats[b, p] = choice_ids[b]
+            for j in range(params.shape[2]):         # swap the row in (choice_params: [B, k])
+                x = params[b, p, j]
+                params[b, p, j] = choice_params[b, j]
+                choice_params[b, j] = x
+            a = agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                             rv, b, sp, seats, params, keys, ctrs, known, scratch[b])
+            for j in range(params.shape[2]):         # and back
+                x = params[b, p, j]
+                params[b, p, j] = choice_params[b, j]
+                choice_params[b, j] = x
+            seats[b, p] = saved
+            actions[b] = a
+            continue
+        for p in range(P_MAX):
+            rew[b, p] = 0.0
+        done[b] = False
+        if mode == MODE_RESET:
+            _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
+                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
+        else:
+            e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+                    sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, actions[b])
+            if e != 0:
+                err[b] = e
+                continue
+        err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                      sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
+                      tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
+                      hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs,
+                      seat_out, legal_ids, n_legal)
+
+
+@njit(_nrt=False)
+def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, sp, sx, ctx, mask, seats, obs):
+    """The view of engine seat ``seats[b]`` of every row (-1: the seat to act, ``mask[b]`` its
+    legal actions; another negative: nobody, zeros) into ``obs[b]`` (tests re-encode positions
+    they changed; the AEC wrapper observes any agent)."""
+    for k in range(gs.shape[0]):
+        b = np.uint64(k)
+        s = seats[b]
+        lay_ok = False
+        if s == -1:
+            s = gs[b, G_TO_ACT]
+            lay_ok = mask[b, A_LAY]
+        encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, s, sp, sx, ctx, lay_ok,
+                    obs[b])
