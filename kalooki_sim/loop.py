@@ -38,8 +38,8 @@ from .agents.base import EXTERNAL
 from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import STREAM_POLICY_BASE, apply_action, check_invariants, legal_mask, step
 from .engine.layout import (
-    A_ALLOW, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_LAY, A_PASS, EV_VOID, G_ACTIVE, G_CALLER, G_DISC_N, G_PHASE,
-    PH_UPSWAP, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT,
+    A_ALLOW, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_LAY, A_UPSWAP, EV_VOID, G_ACTIVE, G_CALLER, G_DISC_N,
+    G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT,
     G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, N_ACTIONS, P_MAX,
 )
 from .engine.state import State
@@ -158,18 +158,19 @@ def _pile_take(gs, disc, b, a):
     + card type`` or -1.  The top discard goes to the active player when he draws it or denies a
     call, to the caller when his call is allowed, to the dealer when he swaps the upcard.  Everyone
     at the table sees it happen, so the observation may show it (``CX_TAKEN``); the engine keeps no
-    such history, so the loop keeps it, as it keeps the calls."""
-    n = gs[b, G_DISC_N]
-    if n <= 0:
-        return -1
-    who = -1
-    if gs[b, G_PHASE] == PH_UPSWAP:
-        if a != A_PASS:
-            who = gs[b, G_TO_ACT]
-    elif a == A_DRAW_DISCARD or a == A_DENY:
+    such history, so the loop keeps it, as it keeps the calls.  Asked after every action of the
+    closed loop too, so the action alone rules out the others before any state is read."""
+    if a == A_DRAW_DISCARD or a == A_DENY:
         who = gs[b, G_ACTIVE]
     elif a == A_ALLOW:
         who = gs[b, G_CALLER]
+    elif a >= A_UPSWAP:                  # the dealer's upcard swap (the last action ids)
+        who = gs[b, G_TO_ACT]
+    else:
+        return -1
+    n = gs[b, G_DISC_N]
+    if n <= 0:
+        return -1
     top = np.int64(disc[b, n - 1])
     if who < 0 or top < 0:
         return -1
