@@ -48,27 +48,37 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
 
 
 @njit(_nrt=False, inline="always")
+def _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+             rv, g):
+    """``a`` if it is an action id and legal here (asked through the decision's cache), else -1."""
+    if a < 0 or a >= N_ACTIONS or not is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
+                                               mas, plan, plan_n, hscore, hwin, rv, g):
+        return -1
+    return a
+
+
+@njit(_nrt=False, inline="always")
 def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                 hscore, hwin, rv, g, seat, known, mask, key, ctr):
     """What the compiled policy of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
 
     The closed loops' one way to ask a policy.  An action it returns has been checked legal in this
     very state, so callers apply it with ``core.apply_action`` instead of checking it again: greedy
-    (and the expert) checks only the actions it considers (``known`` caches the answers, and its choice is among
-    them or checked last); other policies get the full legal mask (written into ``mask``) and a
-    choice outside it counts as none."""
-    if policy_id == GREEDY or policy_id == EXPERT:
+    and the expert check only the actions they consider (``known`` caches the answers, and the
+    choice is among them or checked last); other policies get the full legal mask (written into
+    ``mask``) and a choice outside it counts as none."""
+    if policy_id == GREEDY:             # the hot path, on its own: the expert's call stays out of it
         forget_known(known)
-        if policy_id == GREEDY:
-            a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                              hscore, hwin, rv, g, seat, known, key, ctr)
-        else:
-            a = expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                              hscore, hwin, rv, g, seat, known, key, ctr)
-        if a < 0 or a >= N_ACTIONS or not is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo,
-                                                   mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return -1
-        return a
+        a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                          hscore, hwin, rv, g, seat, known, key, ctr)
+        return _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                        hscore, hwin, rv, g)
+    if policy_id == EXPERT:
+        forget_known(known)
+        a = expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                          hscore, hwin, rv, g, seat, known, key, ctr)
+        return _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
+                        hscore, hwin, rv, g)
     k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                    rv, g, mask)
     a = choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
