@@ -303,46 +303,26 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
     top = -1
     if nd > 0:
         top = np.int64(disc[g, nd - 1])
-    # a call or deny needs both the wish and legality: the cheaper wish is asked first (the seat
-    # asked to call is eligible, so the check would mostly pass anyway).  ``flow_action`` makes the
-    # same choice from a wish computed first (the expert's way); greedy's hot path keeps it inline
-    if ph == PH_CALL:
-        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr):
-            if is_legal(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
-                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                return A_CALL
-        if is_legal(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_PASS
-    elif ph == PH_ALLOW:
-        if top >= 0 and _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr):
-            if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                return A_DENY
-        if is_legal(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_ALLOW
-        if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DENY
-    elif ph == PH_DRAW:
-        # the wish before the legality, as in the call window: most draws do not want the
-        # discard, and a draw mode of "never" (3; after a contract lay-down) rules it out at once.
-        # Points variants: a restricted discard draw (mode 1, 2) is only legal when the card goes
-        # into the lay-down (or a lay-off) at once, so it is always worth taking
-        mode = draw_mode(gs, ps, rv, g, seat)
-        if (top >= 0 and mode != DISCARD_DRAW_BEFORE_OPENING_NEVER
-                and (_wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
-                     or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
-                and is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g)):
-            return A_DRAW_DISCARD
-        if is_legal(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DRAW_STOCK
-        if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-            return A_DRAW_DISCARD
+    if ph == PH_CALL or ph == PH_ALLOW or ph == PH_DRAW:
+        # the wish before the legality: most draws do not want the discard, and a draw mode of
+        # "never" (3; after a contract lay-down) rules it out at once.  Points variants: a
+        # restricted discard draw (mode 1, 2) is only legal when the card goes into the lay-down
+        # (or a lay-off) at once, so it is always worth taking
+        want = False
+        if top >= 0:
+            if ph == PH_CALL:
+                want = _wants(hands, rv, g, seat, rnd, top, contract, gapw, call_thr)
+            elif ph == PH_ALLOW:
+                want = _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
+            else:
+                mode = draw_mode(gs, ps, rv, g, seat)
+                want = mode != DISCARD_DRAW_BEFORE_OPENING_NEVER and (
+                    _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
+                    or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
+        a = flow_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                        rv, g, ph, want, known)
+        if a >= 0:
+            return a
     elif ph == PH_UPSWAP:
         return _upswap_pick(hands, rv, g, seat, top, gapw)
     elif ph == PH_PLAY:
