@@ -22,6 +22,15 @@ phase and checks the vector does not move):
   this hand (by drawing the top discard, by a call, by denying a call or by the upcard swap);
 * the lay-down the engine offers the seat (plan 0, its exact best), when the seat may make it: the
   cards it would put down (version 2);
+* per card type, what a rummy player weighs when choosing a discard (version 3, section
+  ``cards``, ``N_CF`` features a type): copies held, penalty, and for each held natural while the
+  seat plays its turn the contract shortfall its loss would add, its usefulness (partners in hand),
+  its live potential (unseen partners: card counting from the public cards) and the share of
+  opponents it would feed; the same measures for the top discard (taking it) in the scalars.
+  These are the compiled heuristics' own measures (``agents.measures``, ``agents.expert``, each
+  checked against a slow Python definition there); a network scores every discard with one
+  shared function of them (``agents.learned``) instead of learning 53 separate ones from the
+  hand's counts, which is where a network cloned from a heuristic used to lose most decisions;
 * every table meld: kind, relative owner, suit or rank, which run positions hold a natural and
   which a joker (a run joker's meaning is its position), for a set the suits of its naturals and
   the suits its jokers were declared as; plus the count of each natural on the table.
@@ -45,22 +54,25 @@ from .engine.layout import (
     G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN,
     G_TAKEN_MUST, G_TO_ACT, G_TURN, G_VOIDS, G_AFTER_ALLOW, G_CALL_DONE, G_LAID_THIS_TURN, JOKER, M_MAX,
     MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_HI, MI_NJ, MI_OWNER, MK_RUN, MK_SET, MK_JSET, N_TYPES, P_MAX,
-    PS_CALLS, PS_LAID,
+    PH_PLAY, PS_CALLS, PS_LAID,
 )
 from .engine.match_flow import (
     SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_N,
 )
 from .engine.plans import _plan_count
+from .agents.expert import feed_share, live_potential, _seen
+from .agents.measures import _shortfall_with, card_usefulness, contract_shortfall
 from .jit import njit
 from .loop import CX_TAKEN
 from .rulevec import (
     MAX_ROUNDS, R_CALLS_ENABLED, R_MATCH_MODE, R_MAX_CALLS_PER_PLAYER, R_MAX_TURNS_PER_HAND, R_N_ROUNDS,
-    R_OPENING_MIN_POINTS, R_OPENING_MODE, R_ROUND_BASE, ROUND_STRIDE, OPENING_MODE_POINTS,
+    R_OPENING_MIN_POINTS, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, ROUND_STRIDE, OPENING_MODE_CONTRACT,
+    OPENING_MODE_POINTS,
 )
 
-__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "encode", "encode_view"]
+__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "N_CF", "CF_NAMES", "encode", "encode_view"]
 
-OBS_VERSION = 2          # 2: the lay-down section (what plan 0 would lay)
+OBS_VERSION = 3          # 2: the lay-down section (what plan 0 would lay); 3: the cards section
 
 N_PHASES = 6
 N_RECENT = 4            # last cards of the pile, with who threw them
@@ -85,13 +97,20 @@ O_SEATS = O_RECENT + N_RECENT * (N_TYPES + P_MAX)
 O_MELDS = O_SEATS + P_MAX * F_SEAT
 O_TABLE = O_MELDS + M_MAX * F_MELD
 O_LAY = O_TABLE + N_TYPES
-OBS_DIM = O_LAY + N_TYPES
+O_CARDS = O_LAY + N_TYPES
+# the cards section: per card type t, features at O_CARDS + t * N_CF + CF_*
+CF_NAMES = ("held", "penalty", "shortfall_out", "usefulness", "live", "feed")
+CF_HELD, CF_PEN, CF_SF_OUT, CF_USE, CF_LIVE, CF_FEED = range(len(CF_NAMES))
+N_CF = len(CF_NAMES)
+OBS_DIM = O_CARDS + N_TYPES * N_CF
+GAP_WEIGHT = 0.5        # usefulness and live potential weigh a partner two ranks away as greedy does
 
 SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scalars": (O_SCAL, N_SCAL),
             "caller": (O_CALLER, P_MAX), "taken_this_turn": (O_TAKEN, N_TYPES), "owed": (O_OWED, N_TYPES),
             "hand": (O_HAND, N_TYPES), "pile": (O_PILE, N_TYPES), "top": (O_TOP, N_TYPES),
             "recent": (O_RECENT, N_RECENT * (N_TYPES + P_MAX)), "seats": (O_SEATS, P_MAX * F_SEAT),
-            "melds": (O_MELDS, M_MAX * F_MELD), "table": (O_TABLE, N_TYPES), "lay": (O_LAY, N_TYPES)}
+            "melds": (O_MELDS, M_MAX * F_MELD), "table": (O_TABLE, N_TYPES), "lay": (O_LAY, N_TYPES),
+            "cards": (O_CARDS, N_TYPES * N_CF)}
 
 
 @njit(_nrt=False, inline="always")
@@ -100,20 +119,22 @@ def _rel(i, seat, n):
 
 
 @njit(_nrt=False)
-def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask, out):
+def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask, seen, out):
     """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]), ``mask`` its
-    legal actions; returns that engine seat (-1: nobody to act, ``out`` zeroed)."""
+    legal actions; returns that engine seat (-1: nobody to act, ``out`` zeroed).  ``seen``:
+    scratch, int64[N_TYPES]."""
     return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, gs[b, G_TO_ACT], sp,
-                       sx, ctx, mask[A_LAY], out)
+                       sx, ctx, mask[A_LAY], seen, out)
 
 
 @njit(_nrt=False)
 def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok,
-                out):
+                seen, out):
     """Write the view of engine seat ``seat`` of row ``b`` into ``out`` (float32[OBS_DIM]), whether
     or not it is the seat to act (the AEC wrapper observes every agent); returns ``seat`` (-1: no
     such seat, ``out`` zeroed).  ``lay_ok``: the seat is to act and may lay plan 0 down (its mask
-    has ``A_LAY``): only then is the plan its own and current, and the lay section filled."""
+    has ``A_LAY``): only then is the plan its own and current, and the lay section filled.
+    ``seen``: scratch, int64[N_TYPES] (the copies of each type whose place the seat knows)."""
     for j in range(OBS_DIM):
         out[j] = 0.0
     if seat < 0 or seat >= gs[b, G_NP]:
@@ -159,7 +180,8 @@ def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
     mm = rv[R_MATCH_MODE]
     if 0 <= mm < 4:
         out[s + 25 + mm] = 1.0
-    # s + 29, s + 30: the lay-down (below); s + 31 .. s + 39: spare (zero)
+    # s + 29, s + 30: the lay-down; s + 31 .. s + 34: the shortfall and the top discard (below);
+    # s + 35 .. s + 39: spare (zero)
     # ---- pending caller, this turn's taken card, a card owed to the table
     if gs[b, G_CALLER] >= 0:
         out[O_CALLER + _rel(gs[b, G_CALLER], seat, n)] = 1.0
@@ -259,7 +281,42 @@ def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             out[s + 30] = nm / 12.0
             for t in range(N_TYPES):
                 out[O_LAY + t] = _plan_count(plan[b, 0], nm, t) / 2.0
+    _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, seen, out)
     return seat
+
+
+@njit(_nrt=False)
+def _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, seen, out):
+    """The cards section and the top discard's scalars (module docstring).  The measures of the
+    held naturals are computed only while the seat plays its turn (the discard is chosen then; a
+    call window, the most frequent decision, pays for the top card alone)."""
+    s = O_SCAL
+    contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT and ps[b, seat, PS_LAID] == 0
+    rnd = gs[b, G_ROUND]
+    base = contract_shortfall(hands, rv, b, seat, rnd) if contract else 0
+    out[s + 31] = base / 10.0
+    _seen(gs, hands, disc, minfo, mcards, b, seat, seen)
+    for t in range(N_TYPES):
+        o = O_CARDS + t * N_CF
+        out[o + CF_HELD] = hands[b, seat, t] / 2.0
+        out[o + CF_PEN] = rv[R_PENALTY + t] / 50.0
+    playing = gs[b, G_PHASE] == PH_PLAY and seat == gs[b, G_ACTIVE]
+    for t in range(JOKER if playing else 0):
+        if hands[b, seat, t] > 0:
+            o = O_CARDS + t * N_CF
+            if contract:
+                out[o + CF_SF_OUT] = (_shortfall_with(hands, rv, b, seat, rnd, t, -1) - base) / 2.0
+            out[o + CF_USE] = card_usefulness(hands, rv, b, seat, t, 1, GAP_WEIGHT) / 4.0
+            out[o + CF_LIVE] = live_potential(rv, seen, t, GAP_WEIGHT) / 3.0
+            out[o + CF_FEED] = feed_share(gs, ps, disc, disc_by, minfo, rv, b, seat, t,
+                                          rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT)
+    nd = gs[b, G_DISC_N]
+    top = disc[b, nd - 1] if nd > 0 else -1
+    if 0 <= top < JOKER:
+        if contract:
+            out[s + 32] = (_shortfall_with(hands, rv, b, seat, rnd, top, 1) - base) / 2.0
+        out[s + 33] = card_usefulness(hands, rv, b, seat, top, 0, GAP_WEIGHT) / 4.0
+        out[s + 34] = live_potential(rv, seen, top, GAP_WEIGHT) / 3.0
 
 
 assert MK_SET == 0 and MK_RUN == 1 and MK_JSET == 2      # the kind one-hot above

@@ -17,6 +17,8 @@ import pytest
 
 from kalooki_sim import load_rules
 from kalooki_sim.engine import layout as L
+from kalooki_sim.melds.positions import pos_type
+from kalooki_sim.rulevec import R_ACE_HIGH, R_ACE_LOW, R_PENALTY, R_SET_ALLOW_DUPLICATE_SUIT
 from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
 from kalooki_sim.observation import SECTIONS
 from kalooki_sim.rollout import simulate
@@ -29,7 +31,8 @@ PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: 
 def _encode(env, st, sp, sx, ctx):
     out = np.zeros((env.batch, OBS_DIM), dtype=np.float32)
     encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n, env.rv,
-                sp, sx, ctx, env.la.mask, np.full(env.batch, -1, dtype=np.int64), out)
+                sp, sx, ctx, env.la.mask, np.full(env.batch, -1, dtype=np.int64),
+                np.zeros((env.batch, L.N_TYPES), dtype=np.int64), out)
     return out
 
 
@@ -334,3 +337,84 @@ def test_lay_section_is_the_offered_lay_down():
         a = np.where(can, L.A_LAY, env.random_actions(np.random.default_rng(_)))
         obs, mask, *_ = env.step(a)
     assert seen > 0
+
+
+def _py_usefulness(hands, rv, g, seat, t, held, gapw):
+    """``card_usefulness`` from its definition: the other suits of the rank held (the own suit's
+    second copy where sets may repeat a suit), then the same-suit neighbours one rank away (1
+    each) and two ranks away (``gapw`` each), an ace at whichever ends the rules allow."""
+    s, r = divmod(t, 13)
+    n_one = sum(1 for s2 in range(4)
+                if hands[g, seat, s2 * 13 + r] - (held if s2 == s else 0) > 0
+                and (s2 != s or rv[R_SET_ALLOW_DUPLICATE_SUIT]))
+    positions = ([1] if rv[R_ACE_LOW] else []) + ([14] if rv[R_ACE_HIGH] else []) if r == 0 else [r + 1]
+    allowed = set(range(2, 14)) | ({1} if rv[R_ACE_LOW] else set()) | ({14} if rv[R_ACE_HIGH] else set())
+    n_gap = 0
+    for q in positions:
+        for d in (-2, -1, 1, 2):
+            if q + d in allowed and hands[g, seat, pos_type(s, q + d)] > 0:
+                n_one += abs(d) == 1
+                n_gap += abs(d) == 2
+    return n_one + gapw * n_gap
+
+
+@pytest.mark.parametrize("preset", ["caribbean", "k40", "american"])
+def test_cards_section_matches_definitions(preset):
+    """The observation's ``cards`` section and the top discard's scalars, at learner decisions of
+    random-learner games, equal the measures computed from their definitions (the shortfall by
+    removing or adding the card and asking ``contract_shortfall`` again; usefulness, live
+    potential and feed share by the slow definitions of tests/test_expert.py)."""
+    from test_expert import _py_feed, _py_live, _py_seen
+
+    from kalooki_sim.agents.measures import contract_shortfall
+    from kalooki_sim.observation import CF_FEED, CF_HELD, CF_LIVE, CF_PEN, CF_SF_OUT, CF_USE, N_CF
+
+    rules = load_rules(preset)
+    rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
+    env = KalookiVecEnv(rules, 4, batch=16, lineup=["learner", "greedy", "sharp", "random"], seed=3, rotate=True)
+    obs, mask, info = env.reset()
+    rng = np.random.default_rng(2)
+    o_cards, _ = SECTIONS["cards"]
+    o_scal, _ = SECTIONS["scalars"]
+    plays = tops = 0
+    for _ in range(150):
+        st = env.la.state
+        A = st.arrays()
+        gs, ps, hands, disc = A[0], A[1], A[2], A[4]
+        for b in range(env.batch):
+            seat = int(gs[b, L.G_TO_ACT])
+            contract = rules.opening_mode == "contract" and not ps[b, seat, L.PS_LAID]
+            rnd = int(gs[b, L.G_ROUND])
+            base = contract_shortfall(hands, rv, b, seat, rnd) if contract else 0
+            f = obs[b, o_cards:o_cards + L.N_TYPES * N_CF].reshape(L.N_TYPES, N_CF)
+            seen = _py_seen(A, b, seat)
+            playing = gs[b, L.G_PHASE] == L.PH_PLAY and seat == gs[b, L.G_ACTIVE]
+            want = np.zeros((L.N_TYPES, N_CF), dtype=np.float32)
+            for t in range(L.N_TYPES):
+                want[t, CF_HELD] = hands[b, seat, t] / 2
+                want[t, CF_PEN] = rv[R_PENALTY + t] / 50
+                if playing and t < L.JOKER and hands[b, seat, t]:
+                    if contract:
+                        hands[b, seat, t] -= 1
+                        want[t, CF_SF_OUT] = (contract_shortfall(hands, rv, b, seat, rnd) - base) / 2
+                        hands[b, seat, t] += 1
+                    want[t, CF_USE] = _py_usefulness(hands, rv, b, seat, t, 1, 0.5) / 4
+                    want[t, CF_LIVE] = _py_live(rv, seen, t, 0.5) / 3
+                    want[t, CF_FEED] = _py_feed(A, rv, b, seat, t)
+            np.testing.assert_allclose(f, want, rtol=1e-6, atol=1e-6, err_msg=f"{preset} row {b}")
+            plays += playing
+            nd = int(gs[b, L.G_DISC_N])
+            top = int(disc[b, nd - 1]) if nd else -1
+            scal = np.zeros(4, dtype=np.float32)
+            scal[0] = base / 10
+            if 0 <= top < L.JOKER:
+                tops += 1
+                if contract:
+                    hands[b, seat, top] += 1
+                    scal[1] = (contract_shortfall(hands, rv, b, seat, rnd) - base) / 2
+                    hands[b, seat, top] -= 1
+                scal[2] = _py_usefulness(hands, rv, b, seat, top, 0, 0.5) / 4
+                scal[3] = _py_live(rv, seen, top, 0.5) / 3
+            np.testing.assert_allclose(obs[b, o_scal + 31:o_scal + 35], scal, rtol=1e-6, atol=1e-6)
+        obs, mask, rew, done, info = env.step(env.random_actions(rng))
+    assert plays > 100 and tops > 100
