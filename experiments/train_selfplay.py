@@ -15,22 +15,30 @@ and the same per-update figures in ``progress.csv``.
    choices by cross-entropy over the masked logits.  ``--dagger-rounds`` then lets the network play
    and the teacher label the states it reaches (DAgger), so it learns to recover from its own
    mistakes, which cloning alone never shows it.
-2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits) on ``--num-envs``
+2. **PPO** (``--value-warmup`` updates first fit the value head alone: cloning trains no value, and
+   advantages from an untrained one moved the cloned policy far in one update; clipped objective, GAE, value loss, entropy bonus, masked logits) on ``--num-envs``
    games in lockstep (``kalooki_sim.env``: the opponents are compiled agents played inside the
    loop), one learner seat a game, seats rotated game by game.  The reward is the learner's hand
-   win (1 when it goes out), so a hand's return is its win share, what the evaluation measures.
+   win (1 when it goes out), so a hand's return is its win share, what the evaluation measures;
+   with ``--mode matches`` an episode is a whole match (9 hands in Caribbean) and the reward its
+   match win share, because a Caribbean game is the match: the best heuristic there
+   (``sharp-caribbean``) keeps its calls for later hands and loses single hands to win matches.
    Why PPO on 2 CPU cores: the environment gives ~200,000 decisions/s, the network's forward and
    backward passes are the cost (``benchmarks/env.py``), and PPO reuses each batch for several
    epochs, where a value-based method over 3,730 actions would need a replay buffer and more
    passes per sample.
 
-Opponents: ``--opponents`` names the compiled strategies (the heuristic family of
-``configs/agents``), one per other seat.  Playing against a pool of past checkpoints is not done
-yet: it needs a second policy inside the batch (``policy_play`` has the mechanism).
+Opponents: ``--opponents`` names one per other seat: compiled strategies (the heuristic family of
+``configs/agents``) or ``pool``, a seat played by a past version of the network.  The pool starts
+with the cloned network and gains a snapshot every ``--pool-every`` updates (the newest
+``--pool-size`` kept, saved with the run); each update draws one member to play every pool seat of
+its rollout.  Those seats are learner seats of the environment decided by the rival network; their
+decisions are not trained on, and their rewards and episode ends go to the learner's decision
+before them (``_advantages``).  During cloning a pool seat plays the teacher.
 
-**Evaluation** (every ``--eval-every`` updates and at the end): the argmax policy against the
-opponents on ``--eval-deals`` deals never used in training (game ids from ``EVAL_FIRST_GAME``), each
-deal played with the learner in every seat (duplicate style); win share with a 95 % interval
+**Evaluation** (after cloning, every ``--eval-every`` updates and at the end): the argmax policy
+against ``--eval-opponents`` (fixed heuristics; by default ``--opponents``, a pool seat ``greedy``) on ``--eval-deals``
+deals never used in training (game ids from ``EVAL_FIRST_GAME``), each deal played with the learner in every seat (duplicate style); win share with a 95 % interval
 clustered by deal (``stats.clustered_mean``) against the fair share ``1 / players``.
 
 **Checkpoints and resume.** Every ``--checkpoint-every`` updates the run writes, each atomically:
@@ -45,6 +53,7 @@ weights are equal).
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import dataclasses
 import json
@@ -73,6 +82,10 @@ class Args:
     variant: str = "caribbean"
     players: int = 4
     opponents: tuple[str, ...] = ("greedy", "greedy", "greedy")
+    mode: str = "hands"                 # "hands": an episode is a hand; "matches": a whole match (module docstring)
+    eval_opponents: tuple[str, ...] = ()   # the evaluation's fixed field (default: --opponents, pool seats greedy)
+    pool_every: int = 10                # a snapshot of the network joins the pool every this many updates
+    pool_size: int = 8                  # the newest snapshots kept
     seed: int = 1
     out: str = ""                       # run directory (default runs/{run name})
     resume: bool = False
@@ -95,6 +108,8 @@ class Args:
     update_epochs: int = 3
     clip: float = 0.2
     ent_coef: float = 0.01
+    target_kl: float = 0.015            # an update stops its epochs once the policy moved this far (0: never)
+    value_warmup: int = 0               # first updates fit the value head alone (the cloned policy kept)
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     # evaluation, checkpoints
@@ -120,10 +135,15 @@ def parse_args(argv=None) -> Args:
     return Args(**vars(ap.parse_args(argv)))
 
 
+POOL = "pool"            # an opponent seat played by a past checkpoint (module docstring)
+
+
 def _tables(n, opponents):
     """One learner seat per game, every seat in turn (game g: the learner in seat g % n)."""
     if len(opponents) != n - 1:
         raise ValueError(f"{len(opponents)} opponents for {n} players")
+    if POOL in opponents:
+        raise ValueError("the evaluation field is fixed heuristics: --eval-opponents may not name 'pool'")
     return [list(opponents[:r]) + ["learner"] + list(opponents[r:]) for r in range(n)]
 
 
@@ -131,20 +151,30 @@ def make_env(args: Args, rules) -> KalookiVecEnv:
     """The training batch: the learner and the opponents, the lineup rotated one seat a game."""
     if len(args.opponents) != args.players - 1:
         raise ValueError(f"{len(args.opponents)} opponents for {args.players} players")
-    return KalookiVecEnv(rules, args.players, batch=args.num_envs, lineup=["learner", *args.opponents], rotate=True,
-                         seed=args.seed)
+    if args.mode not in ("hands", "matches"):
+        raise ValueError(f"--mode must be 'hands' or 'matches', not {args.mode!r}")
+    matches = args.mode == "matches"
+    lineup = ["learner", *("learner" if x == POOL else x for x in args.opponents)]
+    return KalookiVecEnv(rules, args.players, batch=args.num_envs, lineup=lineup, rotate=True,
+                         seed=args.seed, episode="match" if matches else "hand", reward="match" if matches else "hand")
 
 
 def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
     """Win share of the argmax policy against the opponents on held-out deals, every seat."""
     pol = LearnedPolicy(net, greedy=True)
     wins, deals = [], []
-    for r, row in enumerate(_tables(args.players, args.opponents)):
+    field = args.eval_opponents or tuple("greedy" if x == POOL else x for x in args.opponents)
+    for r, row in enumerate(_tables(args.players, field)):
         seats = [pol if x == "learner" else x for x in row]
         out = play_policies(rules, args.players, seats, args.eval_deals, seed=args.seed, batch=min(256, args.eval_deals),
-                            first_game_id=EVAL_FIRST_GAME)
+                            first_game_id=EVAL_FIRST_GAME, mode=args.mode)
+        if args.mode == "matches":
+            out = out[1]                                   # (hands, matches): the match rows
+            won = out["match_win_share"]
+        else:
+            won = out["won"]
         mine = out["seat"] == r
-        wins.append(out["won"][mine].astype(np.float64))
+        wins.append(won[mine].astype(np.float64))
         deals.append(out["game_id"][mine])
     res = clustered_mean(np.concatenate(wins), np.concatenate(deals))
     return float(res["mean"]), float(res["lo"]), float(res["hi"])
@@ -206,17 +236,48 @@ def behaviour_cloning(net, args: Args, rules, log) -> dict:
     return {"bc_loss": loss_v, "bc_accuracy": acc}
 
 
+def _advantages(rew, done, val, mine, next_v, next_mine, gamma, lam):
+    """GAE over the learner's own decisions ([T, B] tensors).  A step where a pool rival decided
+    (``mine`` 0) is not the learner's: its reward and its end of episode belong to the learner's
+    decision before it.  When the rollout ends on a rival's decision (``next_mine`` False) the
+    learner's next value is not at hand and its last decision's own value stands in for it.
+    With every step the learner's this is CleanRL's GAE."""
+    T, B = rew.shape
+    adv = torch.zeros((T, B))
+    last = torch.zeros(B)
+    nv = next_v.clone()
+    unknown = torch.as_tensor(~np.asarray(next_mine, dtype=np.bool_))
+    acc_r = torch.zeros(B)
+    acc_d = torch.zeros(B)
+    for t in reversed(range(T)):
+        r = rew[t] + (1.0 - done[t]) * acc_r
+        d = torch.maximum(done[t], acc_d)
+        m = mine[t] > 0
+        nv = torch.where(m & unknown, val[t], nv)
+        unknown = unknown & ~m
+        nonterm = 1.0 - d
+        delta = r + gamma * nv * nonterm - val[t]
+        gae = delta + gamma * lam * nonterm * last
+        adv[t] = torch.where(m, gae, torch.zeros(B))
+        last = torch.where(m, gae, last)
+        nv = torch.where(m, val[t], nv)
+        acc_r = torch.where(m, torch.zeros(B), r)
+        acc_d = torch.where(m, torch.zeros(B), d)
+    return adv
+
+
 def _atomic_torch_save(obj, path: Path):
     tmp = path.with_name(path.name + ".tmp")
     torch.save(obj, tmp)
     tmp.replace(path)
 
 
-def save_run(out: Path, net, opt, env, rules, update, global_step, np_rng, args):
+def save_run(out: Path, net, opt, env, rules, update, global_step, np_rng, args, pool):
     ck = save_checkpoint(out / "checkpoints" / f"update_{update:06d}.pt", net, rules,
                          extra={"update": update, "global_step": global_step, "args": json.dumps(dataclasses.asdict(args))})
     _atomic_torch_save({"optimizer": opt.state_dict(), "update": update, "global_step": global_step,
-                        "torch_rng": torch.get_rng_state(), "np_rng": json.dumps(np_rng.bit_generator.state)},
+                        "torch_rng": torch.get_rng_state(), "np_rng": json.dumps(np_rng.bit_generator.state),
+                        "pool": pool},
                        out / "train_state.pt")
     tmp = out / "env_state.tmp.npz"
     np.savez(tmp, **env.state_dict())
@@ -251,10 +312,16 @@ def main(argv=None) -> int:
         with open(out / "progress.csv", "w", newline="") as f:
             csv.DictWriter(f, CSV_FIELDS).writeheader()
     opt = torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
+    pool = [copy.deepcopy(net.state_dict())]       # the cloned network is the pool's first member
     if fresh:
-        save_run(out, net, opt, env, rules, 0, 0, np_rng, args)
+        save_run(out, net, opt, env, rules, 0, 0, np_rng, args, pool)
+        row0 = {"update": 0, "global_step": 0, **bc}
+        if args.eval_every > 0:             # where cloning left it: what PPO starts from
+            row0["eval_win_share"], row0["eval_lo"], row0["eval_hi"] = evaluate(net, args, rules)
+            log(f"after cloning: eval win share {row0['eval_win_share']:.4f} [{row0['eval_lo']:.4f}, "
+                f"{row0['eval_hi']:.4f}] (fair {1 / args.players:.4f})")
         with open(out / "progress.csv", "a", newline="") as f:
-            csv.DictWriter(f, CSV_FIELDS).writerow({"update": 0, "global_step": 0, **bc})
+            csv.DictWriter(f, CSV_FIELDS).writerow(row0)
     else:
         latest = json.loads((out / "latest.json").read_text())
         loaded, _ = load_checkpoint(out / latest["checkpoint"], rules)
@@ -263,10 +330,11 @@ def main(argv=None) -> int:
         opt.load_state_dict(st["optimizer"])
         update, global_step = int(st["update"]), int(st["global_step"])
         torch.set_rng_state(st["torch_rng"])
+        pool = st["pool"]
         np_rng.bit_generator.state = json.loads(st["np_rng"])
         with np.load(out / "env_state.npz") as z:
             env.load_state_dict(dict(z))
-        obs, mask, info = env.obs, env.mask, {"seat": env.seat}
+        obs, mask, info = env.obs, env.mask, {"seat": env.seat, "game_id": env.game_id}
         with open(out / "progress.csv", newline="") as f:           # drop rows after the saved update
             rows = [r for r in csv.DictReader(f) if int(r["update"]) <= update]
         with open(out / "progress.csv", "w", newline="") as f:
@@ -284,7 +352,9 @@ def main(argv=None) -> int:
     obs_b = torch.zeros((T, B, D))
     mask_b = torch.zeros((T, B, A), dtype=torch.bool)
     act_b = torch.zeros((T, B), dtype=torch.long)
-    logp_b, rew_b, done_b, val_b = (torch.zeros((T, B)) for _ in range(4))
+    logp_b, rew_b, done_b, val_b, mine_b = (torch.zeros((T, B)) for _ in range(5))
+    pooled = POOL in args.opponents
+    rival = PolicyValueNet(hidden=args.hidden) if pooled else None
     try:
         from tqdm import tqdm
         bar = tqdm(total=n_updates, initial=update, disable=not args.progress, desc="ppo")
@@ -294,47 +364,57 @@ def main(argv=None) -> int:
     while update < n_updates:
         t0 = time.perf_counter()
         # ---- rollout
+        if pooled:                      # this update's rival: a pool member drawn at random
+            rival.load_state_dict(pool[int(np_rng.integers(len(pool)))])
+            rival_pol = LearnedPolicy(rival)
         with torch.no_grad():
             for t in range(T):
                 o, m = torch.as_tensor(obs.copy()), torch.as_tensor(mask.copy())
                 dist, v = net.distribution(o, m)
                 a = dist.sample()
+                # the learner is lineup seat 0, rotated: game g seats it at g % n
+                me = np.array(info["game_id"] % args.players, copy=True)
+                mine = info["seat"] == me
+                if pooled and not mine.all():
+                    a[~mine] = torch.as_tensor(rival_pol.act(obs[~mine], mask[~mine], np_rng))
                 obs_b[t], mask_b[t], act_b[t], logp_b[t], val_b[t] = o, m, a, dist.log_prob(a), v
-                seat = np.array(info["seat"], copy=True)
+                mine_b[t] = torch.as_tensor(mine.astype(np.float32))
                 obs, mask, rew, done, info = env.step(a.numpy())
-                rew_b[t] = torch.as_tensor(rew[np.arange(B), seat])
+                rew_b[t] = torch.as_tensor(rew[np.arange(B), me])
                 done_b[t] = torch.as_tensor(done.astype(np.float32))
             _, next_v = net(torch.as_tensor(obs.copy()), torch.as_tensor(mask.copy()))
-            adv = torch.zeros((T, B))
-            last = torch.zeros(B)
-            for t in reversed(range(T)):
-                nv = next_v if t == T - 1 else val_b[t + 1]
-                nonterm = 1.0 - done_b[t]
-                delta = rew_b[t] + args.gamma * nv * nonterm - val_b[t]
-                last = delta + args.gamma * args.gae_lambda * nonterm * last
-                adv[t] = last
+            adv = _advantages(rew_b, done_b, val_b, mine_b, next_v, info["seat"] == info["game_id"] % args.players,
+                              args.gamma, args.gae_lambda)
             ret = adv + val_b
         # ---- update
         fo, fm, fa = obs_b.reshape(T * B, D), mask_b.reshape(T * B, A), act_b.reshape(-1)
         flp, fadv, fret = logp_b.reshape(-1), adv.reshape(-1), ret.reshape(-1)
+        own = np.flatnonzero(mine_b.reshape(-1).numpy())         # the learner's decisions (not the rival's)
         stats = {"pg": [], "v": [], "ent": [], "kl": [], "clip": []}
         for _ in range(args.update_epochs):
-            order = torch.as_tensor(np_rng.permutation(T * B))
-            for i in range(0, T * B, args.minibatch):
+            if args.target_kl > 0 and stats["kl"] and np.mean(stats["kl"][-n_mb:]) > args.target_kl:
+                break                   # CleanRL's early stop: a cloned policy is easily pushed off
+            n_mb = 0
+            order = torch.as_tensor(np_rng.permutation(own))
+            for i in range(0, len(own), args.minibatch):
                 idx = order[i:i + args.minibatch]
                 dist, v = net.distribution(fo[idx], fm[idx])
                 lr_ = dist.log_prob(fa[idx]) - flp[idx]
                 ratio = lr_.exp()
                 mb_adv = fadv[idx]
-                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(correction=0) + 1e-8)
                 pg = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
                 vl = 0.5 * ((v - fret[idx]) ** 2).mean()
                 ent = dist.entropy().mean()
-                loss = pg - args.ent_coef * ent + args.vf_coef * vl
+                if update < args.value_warmup:
+                    loss = args.vf_coef * vl
+                else:
+                    loss = pg - args.ent_coef * ent + args.vf_coef * vl
                 opt.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
                 opt.step()
+                n_mb += 1
                 with torch.no_grad():
                     stats["pg"].append(float(pg))
                     stats["v"].append(float(vl))
@@ -359,8 +439,10 @@ def main(argv=None) -> int:
             writer.add_scalar(f"{ns}/{k}", float(v), global_step)
         with open(out / "progress.csv", "a", newline="") as f:
             csv.DictWriter(f, CSV_FIELDS).writerow(row)
+        if pooled and update % args.pool_every == 0:
+            pool = (pool + [copy.deepcopy(net.state_dict())])[-args.pool_size:]
         if update % args.checkpoint_every == 0 or update == n_updates:
-            save_run(out, net, opt, env, rules, update, global_step, np_rng, args)
+            save_run(out, net, opt, env, rules, update, global_step, np_rng, args, pool)
         if bar is not None:
             bar.update(1)
         stopped_at += 1

@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
 import torch
 
 from kalooki_sim import load_rules
@@ -26,8 +28,8 @@ def _module():
     return mod
 
 
-def _argv(out, *extra):
-    return ["--out", str(out), "--players", "3", "--opponents", "greedy,greedy", "--hidden", "32",
+def _argv(out, *extra, opponents="greedy,greedy"):
+    return ["--out", str(out), "--players", "3", "--opponents", opponents, "--hidden", "32",
             "--num-envs", "8", "--rollout-len", "8", "--minibatch", "32", "--update-epochs", "2",
             "--bc-decisions", "64", "--bc-epochs", "1", "--dagger-rounds", "1", "--total-decisions", "256", "--eval-every", "2",
             "--eval-deals", "6", "--checkpoint-every", "1", "--no-progress", *extra]
@@ -38,14 +40,18 @@ def _rows(out):
         return list(csv.DictReader(f))
 
 
-def test_tiny_run_and_resume_equals_uninterrupted(tmp_path):
+@pytest.mark.parametrize("opponents", ["greedy,greedy", "pool,greedy"])
+def test_tiny_run_and_resume_equals_uninterrupted(tmp_path, opponents):
+    """With compiled opponents, and with a pool seat (a snapshot every update, two kept, so the
+    rival changes and the pool must be saved for the resumed run to agree)."""
     mod = _module()
     rules = load_rules("caribbean")
     whole, parts = tmp_path / "whole", tmp_path / "parts"
-    assert mod.main(_argv(whole)) == 0
-    assert mod.main(_argv(parts, "--stop-after", "2")) == 0          # "interrupted" after 2 of 4 updates
+    pool = ("--pool-every", "1", "--pool-size", "2")
+    assert mod.main(_argv(whole, *pool, opponents=opponents)) == 0
+    assert mod.main(_argv(parts, *pool, "--stop-after", "2", opponents=opponents)) == 0   # "interrupted" after 2 of 4
     assert json.loads((parts / "latest.json").read_text())["update"] == 2
-    assert mod.main(_argv(parts, "--resume")) == 0
+    assert mod.main(_argv(parts, *pool, "--resume", opponents=opponents)) == 0
     a, meta = load_checkpoint(whole / json.loads((whole / "latest.json").read_text())["checkpoint"], rules)
     b, _ = load_checkpoint(parts / json.loads((parts / "latest.json").read_text())["checkpoint"], rules)
     assert meta["extra"]["update"] == 4
@@ -59,3 +65,55 @@ def test_tiny_run_and_resume_equals_uninterrupted(tmp_path):
     assert ra[2]["eval_win_share"] != "" and ra[4]["eval_lo"] != ""
     assert ra[0]["bc_accuracy"] != ""
     assert any((whole / "tb").iterdir())
+    if "pool" in opponents:
+        assert len(torch.load(whole / "train_state.pt", weights_only=True)["pool"]) == 2
+
+
+def _gae(rew, done, val, next_v, gamma, lam):
+    """CleanRL's GAE, for one row."""
+    adv, last = [0.0] * len(rew), 0.0
+    for t in reversed(range(len(rew))):
+        nv = next_v if t == len(rew) - 1 else val[t + 1]
+        nonterm = 1.0 - done[t]
+        last = rew[t] + gamma * nv * nonterm - val[t] + gamma * lam * nonterm * last
+        adv[t] = last
+    return adv
+
+
+def test_advantages_with_rival_steps_are_gae_over_the_learners_own_decisions():
+    """Every step the learner's: CleanRL's GAE.  With a pool rival's steps in between, the same as
+    GAE over the learner's decisions alone, each carrying the rewards and episode ends of the
+    rival steps after it; a rollout ending on a rival step bootstraps from the learner's last
+    value."""
+    mod = _module()
+    g = torch.Generator().manual_seed(3)
+    T, B = 9, 5
+    rew = (torch.rand((T, B), generator=g) < 0.2).float()
+    done = (torch.rand((T, B), generator=g) < 0.15).float()
+    val = torch.rand((T, B), generator=g)
+    next_v = torch.rand(B, generator=g)
+    mine = (torch.rand((T, B), generator=g) < 0.6).float()
+    mine[:, 0] = 1.0
+    next_mine = np.array([True, False, True, False, True])
+    got = mod._advantages(rew, done, val, torch.ones((T, B)), next_v, np.ones(B, dtype=bool), 1.0, 0.95)
+    for b in range(B):
+        want = _gae(rew[:, b].tolist(), done[:, b].tolist(), val[:, b].tolist(), float(next_v[b]), 1.0, 0.95)
+        np.testing.assert_allclose(got[:, b].numpy(), want, rtol=1e-5, atol=1e-6)
+    got = mod._advantages(rew, done, val, mine, next_v, next_mine, 0.99, 0.9)
+    for b in range(B):
+        own = [t for t in range(T) if mine[t, b]]
+        r, d = [], []
+        for i, t in enumerate(own):
+            end = own[i + 1] if i + 1 < len(own) else T
+            acc, fin = 0.0, 0.0
+            for u in range(t, end):          # rewards up to the first episode end count
+                if not fin:
+                    acc += float(rew[u, b])
+                fin = max(fin, float(done[u, b]))
+            r.append(acc)
+            d.append(fin)
+        v = [float(val[t, b]) for t in own]
+        nv = float(next_v[b]) if next_mine[b] else v[-1]
+        want = _gae(r, d, v, nv, 0.99, 0.9)
+        np.testing.assert_allclose(got[own, b].numpy(), want, rtol=1e-5, atol=1e-6)
+        assert all(float(got[t, b]) == 0.0 for t in range(T) if not mine[t, b])

@@ -74,7 +74,7 @@ class CheckpointMismatch(ValueError):
 
 
 class PolicyValueNet(nn.Module):
-    """MLP trunk, a masked policy head over all action ids, and a value head (module docstring)."""
+    """MLP trunk and a masked policy head over all action ids, and a separate value MLP (module docstring)."""
 
     def __init__(self, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS, hidden=(256, 256), card_hidden: int = 64,
                  card_context: int = 32):
@@ -87,7 +87,13 @@ class PolicyValueNet(nn.Module):
             d = h
         self.trunk = nn.Sequential(*layers)
         self.pi = nn.Linear(d, self.n_actions)
-        self.v = nn.Linear(d, 1)
+        # the critic has its own layers (as CleanRL's ppo.py): fitting values then never moves the
+        # policy cloned from a heuristic
+        layers, d_v = [], self.obs_dim
+        for h in self.hidden:
+            layers += [nn.Linear(d_v, h), nn.ReLU()]
+            d_v = h
+        self.v = nn.Sequential(*layers, nn.Linear(d_v, 1))
         self.family = nn.Linear(d, N_FAMILIES)
         self.context = nn.Linear(d, self.card_context)
         self.card = nn.Sequential(nn.Linear(N_CF + self.card_context, self.card_hidden), nn.ReLU(),
@@ -105,7 +111,7 @@ class PolicyValueNet(nn.Module):
         logits = torch.cat([logits[:, :L.A_DISCARD], logits[:, L.A_DISCARD:L.A_TACK] + score, logits[:, L.A_TACK:]],
                            dim=1)
         logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
-        return logits, self.v(z).squeeze(-1)
+        return logits, self.v(obs).squeeze(-1)
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor):
         logits, value = self(obs, mask)
