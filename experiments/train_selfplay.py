@@ -354,7 +354,10 @@ def main(argv=None) -> int:
     act_b = torch.zeros((T, B), dtype=torch.long)
     logp_b, rew_b, done_b, val_b, mine_b = (torch.zeros((T, B)) for _ in range(5))
     pooled = POOL in args.opponents
-    rival = PolicyValueNet(hidden=args.hidden) if pooled else None
+    rival = None
+    if pooled:
+        with torch.random.fork_rng():   # its initial weights are overwritten: draw none from the run's stream
+            rival = PolicyValueNet(hidden=args.hidden)
     try:
         from tqdm import tqdm
         bar = tqdm(total=n_updates, initial=update, disable=not args.progress, desc="ppo")
