@@ -58,7 +58,7 @@ import numpy as np
 from kalooki_sim.engine.core import draw_mode
 from kalooki_sim.engine.layout import (
     A_DISCARD, G_DISC_N, G_N_MELDS, G_NP, G_HAND_NO, G_LAST_HAND, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, MI_HI,
-    MI_KIND, MI_LEN, MI_LO, MK_RUN, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS,
+    MI_KIND, MI_LEN, MI_LO, MK_RUN, N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS,
     PS_LAID,
 )
 from kalooki_sim.jit import njit
@@ -78,9 +78,12 @@ from .greedy import (
 from .known import is_legal
 from .measures import _shortfall_with, _wants, card_usefulness, contract_shortfall
 
-# the expert's decision memory: greedy's, then the public count of each card type (``_seen``)
+# the expert's decision memory: greedy's, then the public count of each card type (``_seen``),
+# then what each seat has thrown (``thrown_bits``)
 _KNOWN_SEEN = GREEDY_KNOWN_LEN
-KNOWN_LEN = _KNOWN_SEEN + N_TYPES
+_KNOWN_THROWN = _KNOWN_SEEN + N_TYPES
+THROWN_LEN = 2 * P_MAX
+KNOWN_LEN = _KNOWN_THROWN + THROWN_LEN
 
 # parameter row indices (agents/base.py names them)
 P_COUNT = 4
@@ -156,27 +159,38 @@ def live_potential(rv, seen, t, gapw):
 
 
 @njit(_nrt=False)
-def _shunned(gs, disc, disc_by, g, o, t):
-    """Has seat ``o`` thrown (this hand; cards still in the pile) ``t``'s rank or a card of its
-    suit within two ranks?  Then he is not collecting what ``t`` would feed."""
+def thrown_bits(gs, disc, disc_by, g, thrown):
+    """What each seat ``o`` has thrown this hand (cards still in the pile), for ``_shunned``:
+    ``thrown[2 o]`` bit r for each rank, ``thrown[2 o + 1]`` bit t for each natural.  One pass
+    over the pile per decision; the discard then asks about every held card."""
+    for k in range(THROWN_LEN):
+        thrown[k] = 0
+    for i in range(gs[g, G_DISC_N]):
+        o = disc_by[g, i]
+        c = np.int64(disc[g, i])
+        if 0 <= o < P_MAX and 0 <= c < JOKER:
+            thrown[2 * o] |= np.int64(1) << (c % 13)
+            thrown[2 * o + 1] |= np.int64(1) << c
+
+
+@njit(_nrt=False, inline="always")
+def _shunned(thrown, o, t):
+    """Has seat ``o`` thrown (``thrown_bits``) ``t``'s rank or a card of its suit within two
+    ranks?  Then he is not collecting what ``t`` would feed."""
     s = t // 13
     r = t % 13
-    for i in range(gs[g, G_DISC_N]):
-        if disc_by[g, i] != o:
-            continue
-        c = np.int64(disc[g, i])
-        if c == JOKER:
-            continue
-        if c % 13 == r:
-            return True
-        if c // 13 == s and abs(c % 13 - r) <= 2:
-            return True
-    return False
+    if (thrown[2 * o] >> r) & 1:
+        return True
+    lo = max(r - 2, 0)
+    hi = min(r + 2, 12)
+    window = ((np.int64(1) << (hi - lo + 1)) - 1) << (13 * s + lo)
+    return (thrown[2 * o + 1] & window) != 0
 
 
 @njit(_nrt=False)
-def feed_share(gs, ps, disc, disc_by, minfo, rv, g, seat, t, contract):
-    """Share of opponents who could take discard ``t`` and want it (module docstring)."""
+def feed_share(gs, ps, minfo, rv, g, seat, t, contract, thrown):
+    """Share of opponents who could take discard ``t`` and want it (module docstring);
+    ``thrown``: ``thrown_bits`` of this position."""
     n = gs[g, G_NP]
     if n <= 1:
         return 0.0
@@ -198,7 +212,7 @@ def feed_share(gs, ps, disc, disc_by, minfo, rv, g, seat, t, contract):
                 continue
             if ps[g, o, PS_CALLS] >= rv[R_MAX_CALLS_PER_PLAYER]:
                 continue
-        if not _shunned(gs, disc, disc_by, g, o, t):
+        if not _shunned(thrown, o, t):
             feed += 1
     return np.float64(feed) / np.float64(n - 1)
 
@@ -241,6 +255,9 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
     seen = known[_KNOWN_SEEN:_KNOWN_SEEN + N_TYPES]
     if cw > 0.0:
         _seen(gs, hands, disc, minfo, mcards, g, seat, seen)
+    thrown = known[_KNOWN_THROWN:_KNOWN_THROWN + THROWN_LEN]
+    if defense > 0.0:
+        thrown_bits(gs, disc, disc_by, g, thrown)
     dz = 0.0
     if dump > 0.0:
         dz = dump * danger(gs, ps, hands, g, seat, _param(params, P_THREAT_CARDS, 0.0),
@@ -274,7 +291,7 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
                     w += sf_weight * np.float64(sf)
                     sf = 0
         if defense > 0.0:
-            w += defense * feed_share(gs, ps, disc, disc_by, minfo, rv, g, seat, t, contract)
+            w += defense * feed_share(gs, ps, minfo, rv, g, seat, t, contract, thrown)
         if (sf < best_sf or (sf == best_sf and w < best_w)
                 or (sf == best_sf and w == best_w and pen > best_pen)):
             best = t

@@ -67,7 +67,7 @@ import torch
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, load_checkpoint, save_checkpoint
-from kalooki_sim.env import KalookiVecEnv
+from kalooki_sim.env import N_ACTIONS, KalookiVecEnv
 from kalooki_sim.policy_play import play_policies
 from kalooki_sim.stats import clustered_mean
 
@@ -183,35 +183,52 @@ def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
 def _collect(env, obs, mask, net, teacher, n_steps, gen):
     """``n_steps`` steps of the batch: the teacher's choice recorded at every learner decision;
     the learner plays it (``net`` None) or its own sampled choice (DAgger: the states the
-    network reaches, labelled by the teacher)."""
+    network reaches, labelled by the teacher).  Stored compactly (observations as float16, masks
+    as bits: a decision is 7 KB instead of 17), so that a million decisions fit in memory."""
     B = env.batch
-    O = np.zeros((n_steps * B, obs.shape[1]), dtype=np.float32)
-    M = np.zeros((n_steps * B, mask.shape[1]), dtype=np.bool_)
+    O = np.zeros((n_steps * B, obs.shape[1]), dtype=np.float16)
+    M = np.zeros((n_steps * B, (mask.shape[1] + 7) // 8), dtype=np.uint8)
     Y = np.zeros(n_steps * B, dtype=np.int64)
     pol = None if net is None else LearnedPolicy(net)
     for t in range(n_steps):
         a = env.compiled_actions(teacher)
         sl = slice(t * B, (t + 1) * B)
-        O[sl], M[sl], Y[sl] = obs, mask, a
+        O[sl], M[sl], Y[sl] = obs, np.packbits(mask, axis=1), a
         play = a if pol is None else pol.act(obs, mask, gen)
         obs, mask, *_ = env.step(play)
     return (O, M, Y), obs, mask
 
 
+def _rows(data, idx):
+    """Decisions ``idx`` of ``_collect``'s compact data as the network's tensors."""
+    O, M, Y = data
+    mask = np.unpackbits(M[idx], axis=1, count=N_ACTIONS).astype(np.bool_)
+    return torch.as_tensor(O[idx].astype(np.float32)), torch.as_tensor(mask), torch.as_tensor(Y[idx])
+
+
+def _agreement(net, data, chunk=4096) -> float:
+    """Share of the recorded decisions where the network's argmax is the teacher's choice."""
+    same = 0
+    with torch.no_grad():
+        for i in range(0, len(data[2]), chunk):
+            o, m, y = _rows(data, np.arange(i, min(i + chunk, len(data[2]))))
+            same += int((net(o, m)[0].argmax(1) == y).sum())
+    return same / max(1, len(data[2]))
+
+
 def _fit(net, opt, data, args, gen):
-    O, M, Y = (torch.as_tensor(x) for x in data)
     loss_v = acc = 0.0
     for _ in range(args.bc_epochs):
-        order = gen.permutation(len(Y))
-        for i in range(0, len(Y), args.minibatch):
-            idx = torch.as_tensor(order[i:i + args.minibatch])
-            logits, _ = net(O[idx], M[idx])
-            loss = torch.nn.functional.cross_entropy(logits, Y[idx])
+        order = gen.permutation(len(data[2]))
+        for i in range(0, len(order), args.minibatch):
+            o, m, y = _rows(data, np.sort(order[i:i + args.minibatch]))
+            logits, _ = net(o, m)
+            loss = torch.nn.functional.cross_entropy(logits, y)
             opt.zero_grad()
             loss.backward()
             opt.step()
             loss_v = float(loss.detach())
-            acc = float((logits.argmax(1) == Y[idx]).float().mean())
+            acc = float((logits.argmax(1) == y).float().mean())
     return loss_v, acc
 
 
@@ -228,7 +245,7 @@ def behaviour_cloning(net, args: Args, rules, log) -> dict:
     log(f"behaviour cloning: {len(data[2])} decisions of {args.bc_teacher}, loss {loss_v:.4f}, accuracy {acc:.3f}")
     for r in range(args.dagger_rounds):
         more, obs, mask = _collect(env, obs, mask, net, args.bc_teacher, n_steps, gen)
-        agree = float((LearnedPolicy(net, greedy=True).act(more[0], more[1], gen) == more[2]).mean())
+        agree = _agreement(net, more)
         data = tuple(np.concatenate([x, y]) for x, y in zip(data, more))
         loss_v, acc = _fit(net, opt, data, args, gen)
         log(f"DAgger round {r + 1}: the network agreed with {args.bc_teacher} on {agree:.3f} of its own states; "

@@ -60,10 +60,10 @@ import numpy as np
 
 from . import loop
 from .agents.base import EXTERNAL, N_PARAMS
-from .engine.layout import N_ACTIONS, N_TYPES, P_MAX
+from .engine.layout import N_ACTIONS, P_MAX
 from .env_kernels import MODE_CHOOSE, MODE_RESET, MODE_STEP, NRES, RES_COLUMNS, encode_rows, env_rows
 from .lanes import run_lanes
-from .observation import OBS_DIM, OBS_VERSION
+from .observation import OBS_DIM, OBS_VERSION, WORK_LEN
 
 __all__ = ["KalookiVecEnv", "LEARNER", "OBS_DIM", "OBS_VERSION", "N_ACTIONS", "RES_COLUMNS", "IllegalActionError",
            "encode_rows"]
@@ -163,7 +163,7 @@ class KalookiVecEnv:
         self.legal_ids = np.zeros((B, N_ACTIONS if self.legal_lists else 1), dtype=np.int16)
         self.n_legal = np.zeros(B, dtype=np.int64)
         self._scratch = np.zeros((B, N_ACTIONS), dtype=np.bool_)
-        self._seen = np.zeros((B, N_TYPES), dtype=np.int64)       # the encoder's scratch
+        self._work = np.zeros((B, WORK_LEN), dtype=np.int64)      # the encoder's scratch
         self._err = np.zeros(B, dtype=np.int64)
         self._actions = np.zeros(B, dtype=np.int64)
         self._choice_ids = np.zeros(B, dtype=np.int64)
@@ -177,7 +177,7 @@ class KalookiVecEnv:
                   self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
                   self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
                   self.reward_mode == "match", self.gid, self.wins_seen, self.rewards, self.dones,
-                  self.results, self.obs, self.seat, self.legal_ids, self.n_legal, self._seen, self._scratch,
+                  self.results, self.obs, self.seat, self.legal_ids, self.n_legal, self._work, self._scratch,
                   self._err, self._actions, self._choice_ids, self._choice_params, min_per_thread=_ROWS_PER_THREAD)
 
     @property
@@ -323,5 +323,5 @@ class KalookiVecEnv:
         """Memory held by the batch (state, loop and env buffers)."""
         arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.wins_seen,
                 self.rewards, self.dones, self.results, self.obs, self.seat, self.legal_ids, self.n_legal,
-                self._seen, self._scratch, self._err, self._actions, self._choice_ids, self._choice_params]
+                self._work, self._scratch, self._err, self._actions, self._choice_ids, self._choice_params]
         return int(sum(a.nbytes for a in arrs if isinstance(a, np.ndarray)))

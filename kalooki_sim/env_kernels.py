@@ -57,7 +57,7 @@ def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n
 def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
          sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
          tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal, seen):
+         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal, work):
     """Play row ``b`` on to its next learner decision (the compiled seats inside ``loop.advance``,
     new games dealt as episodes end), adding up rewards and keeping the finished episode's results;
     encode the decision.  Returns 0 or an error."""
@@ -71,7 +71,7 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 rew[b, p] += w - wins_seen[b, p]
                 wins_seen[b, p] = w
         if st == ST_WAITING:
-            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask[b], seen[b],
+            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask[b], work[b],
                    obs[b])
             seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
             if legal_ids.shape[1] == N_ACTIONS:         # the legal ids listed (``legal_lists``)
@@ -108,7 +108,7 @@ def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
               sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
               tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
               max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
-              seen, scratch, err, actions, choice_ids, choice_params, k_from, k_to):
+              work, scratch, err, actions, choice_ids, choice_params, k_from, k_to):
     """The environment's one kernel, over rows ``k_from .. k_to - 1`` (``lanes.run_lanes`` splits a
     batch over threads; each row owns its state, so the split changes nothing):
 
@@ -160,15 +160,15 @@ def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
                       sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
                       tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
                       hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs,
-                      seat_out, legal_ids, n_legal, seen)
+                      seat_out, legal_ids, n_legal, work)
 
 
 @njit(_nrt=False)
-def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, sp, sx, ctx, mask, seats, seen,
+def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, sp, sx, ctx, mask, seats, work,
                 obs):
     """The view of engine seat ``seats[b]`` of every row (-1: the seat to act, ``mask[b]`` its
     legal actions; another negative: nobody, zeros) into ``obs[b]`` (tests re-encode positions
-    they changed; the AEC wrapper observes any agent).  ``seen``: scratch, int64[B, N_TYPES]."""
+    they changed; the AEC wrapper observes any agent).  ``work``: scratch, int64[B, observation.WORK_LEN]."""
     for k in range(gs.shape[0]):
         b = np.uint64(k)
         s = seats[b]
@@ -177,4 +177,4 @@ def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             s = gs[b, G_TO_ACT]
             lay_ok = mask[b, A_LAY]
         encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, s, sp, sx, ctx, lay_ok,
-                    seen[b], obs[b])
+                    work[b], obs[b])

@@ -31,8 +31,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from .env import LEARNER, N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
-from .engine.layout import N_TYPES
 from .engine.match_flow import SP_SEAT
+from .observation import WORK_LEN
 
 __all__ = ["observation_space", "action_space", "KalookiGymEnv", "KalookiAECEnv", "OBS_LOW", "OBS_HIGH",
            "IllegalActionError"]
@@ -144,7 +144,7 @@ class KalookiAECEnv(AECEnv):
         self._started = False
         self._view = np.zeros((1, OBS_DIM), dtype=np.float32)
         self._viewer = np.zeros(1, dtype=np.int64)
-        self._seen = np.zeros((1, N_TYPES), dtype=np.int64)        # the encoder's scratch
+        self._work = np.zeros((1, WORK_LEN), dtype=np.int64)       # the encoder's scratch
 
     @functools.lru_cache(maxsize=None)
     def observation_space(self, agent):
@@ -187,7 +187,7 @@ class KalookiAECEnv(AECEnv):
             if self._viewer[0] == -1:
                 self._viewer[0] = -2                # out of the match: nothing to see
             encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n,
-                        self.vec.rv, la.sp, la.sx, la.ctx, la.mask, self._viewer, self._seen, self._view)
+                        self.vec.rv, la.sp, la.sx, la.ctx, la.mask, self._viewer, self._work, self._view)
             obs = self._view[0].copy()
         return {"observation": obs, "action_mask": mask}
 

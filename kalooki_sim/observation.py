@@ -60,8 +60,10 @@ from .engine.match_flow import (
     SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_N,
 )
 from .engine.plans import _plan_count
-from .agents.expert import feed_share, live_potential, _seen
-from .agents.measures import _shortfall_with, card_usefulness, contract_shortfall
+from .agents.expert import THROWN_LEN, feed_share, live_potential, _seen, thrown_bits
+from .agents.measures import (
+    _SFW_BASE, _SFW_LEN, _sf_changed, _sf_prepare, _shortfall_with, card_usefulness, contract_shortfall,
+)
 from .jit import njit
 from .loop import CX_TAKEN
 from .rulevec import (
@@ -70,7 +72,7 @@ from .rulevec import (
     OPENING_MODE_POINTS,
 )
 
-__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "N_CF", "CF_NAMES", "encode", "encode_view"]
+__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "N_CF", "CF_NAMES", "WORK_LEN", "encode", "encode_view"]
 
 OBS_VERSION = 3          # 2: the lay-down section (what plan 0 would lay); 3: the cards section
 
@@ -104,6 +106,12 @@ CF_HELD, CF_PEN, CF_SF_OUT, CF_USE, CF_LIVE, CF_FEED = range(len(CF_NAMES))
 N_CF = len(CF_NAMES)
 OBS_DIM = O_CARDS + N_TYPES * N_CF
 GAP_WEIGHT = 0.5        # usefulness and live potential weigh a partner two ranks away as greedy does
+# the encoder's scratch per row (int64): the copies of each type the seat has seen, what each seat
+# has thrown (``agents.expert.thrown_bits``), the incremental shortfall's workspace
+# (``agents.measures._sf_prepare``)
+_W_THROWN = N_TYPES
+_W_SFW = _W_THROWN + THROWN_LEN
+WORK_LEN = _W_SFW + _SFW_LEN
 
 SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scalars": (O_SCAL, N_SCAL),
             "caller": (O_CALLER, P_MAX), "taken_this_turn": (O_TAKEN, N_TYPES), "owed": (O_OWED, N_TYPES),
@@ -119,22 +127,22 @@ def _rel(i, seat, n):
 
 
 @njit(_nrt=False)
-def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask, seen, out):
+def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask, work, out):
     """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]), ``mask`` its
-    legal actions; returns that engine seat (-1: nobody to act, ``out`` zeroed).  ``seen``:
-    scratch, int64[N_TYPES]."""
+    legal actions; returns that engine seat (-1: nobody to act, ``out`` zeroed).  ``work``:
+    scratch, int64[WORK_LEN]."""
     return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, gs[b, G_TO_ACT], sp,
-                       sx, ctx, mask[A_LAY], seen, out)
+                       sx, ctx, mask[A_LAY], work, out)
 
 
 @njit(_nrt=False)
 def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok,
-                seen, out):
+                work, out):
     """Write the view of engine seat ``seat`` of row ``b`` into ``out`` (float32[OBS_DIM]), whether
     or not it is the seat to act (the AEC wrapper observes every agent); returns ``seat`` (-1: no
     such seat, ``out`` zeroed).  ``lay_ok``: the seat is to act and may lay plan 0 down (its mask
     has ``A_LAY``): only then is the plan its own and current, and the lay section filled.
-    ``seen``: scratch, int64[N_TYPES] (the copies of each type whose place the seat knows)."""
+    ``work``: scratch, int64[WORK_LEN]."""
     for j in range(OBS_DIM):
         out[j] = 0.0
     if seat < 0 or seat >= gs[b, G_NP]:
@@ -281,19 +289,28 @@ def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             out[s + 30] = nm / 12.0
             for t in range(N_TYPES):
                 out[O_LAY + t] = _plan_count(plan[b, 0], nm, t) / 2.0
-    _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, seen, out)
+    _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out)
     return seat
 
 
 @njit(_nrt=False)
-def _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, seen, out):
+def _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out):
     """The cards section and the top discard's scalars (module docstring).  The measures of the
     held naturals are computed only while the seat plays its turn (the discard is chosen then; a
-    call window, the most frequent decision, pays for the top card alone)."""
+    call window, the most frequent decision, pays for the top card alone), the shortfalls by
+    greedy's incremental workspace (a few lookups a card instead of the whole measure)."""
     s = O_SCAL
+    seen = work[:N_TYPES]
+    thrown = work[_W_THROWN:_W_SFW]
+    sfw = work[_W_SFW:]
     contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT and ps[b, seat, PS_LAID] == 0
     rnd = gs[b, G_ROUND]
-    base = contract_shortfall(hands, rv, b, seat, rnd) if contract else 0
+    fast = contract and _sf_prepare(hands, rv, b, seat, rnd, sfw)
+    base = 0
+    if fast:
+        base = sfw[_SFW_BASE]
+    elif contract:
+        base = contract_shortfall(hands, rv, b, seat, rnd)
     out[s + 31] = base / 10.0
     _seen(gs, hands, disc, minfo, mcards, b, seat, seen)
     for t in range(N_TYPES):
@@ -301,19 +318,25 @@ def _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, seen, out):
         out[o + CF_HELD] = hands[b, seat, t] / 2.0
         out[o + CF_PEN] = rv[R_PENALTY + t] / 50.0
     playing = gs[b, G_PHASE] == PH_PLAY and seat == gs[b, G_ACTIVE]
+    if playing:
+        thrown_bits(gs, disc, disc_by, b, thrown)
     for t in range(JOKER if playing else 0):
         if hands[b, seat, t] > 0:
             o = O_CARDS + t * N_CF
-            if contract:
+            if fast:
+                out[o + CF_SF_OUT] = (_sf_changed(hands, rv, b, seat, rnd, t, -1, sfw) - base) / 2.0
+            elif contract:
                 out[o + CF_SF_OUT] = (_shortfall_with(hands, rv, b, seat, rnd, t, -1) - base) / 2.0
             out[o + CF_USE] = card_usefulness(hands, rv, b, seat, t, 1, GAP_WEIGHT) / 4.0
             out[o + CF_LIVE] = live_potential(rv, seen, t, GAP_WEIGHT) / 3.0
-            out[o + CF_FEED] = feed_share(gs, ps, disc, disc_by, minfo, rv, b, seat, t,
-                                          rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT)
+            out[o + CF_FEED] = feed_share(gs, ps, minfo, rv, b, seat, t, rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT,
+                                          thrown)
     nd = gs[b, G_DISC_N]
     top = disc[b, nd - 1] if nd > 0 else -1
     if 0 <= top < JOKER:
-        if contract:
+        if fast:
+            out[s + 32] = (_sf_changed(hands, rv, b, seat, rnd, top, 1, sfw) - base) / 2.0
+        elif contract:
             out[s + 32] = (_shortfall_with(hands, rv, b, seat, rnd, top, 1) - base) / 2.0
         out[s + 33] = card_usefulness(hands, rv, b, seat, top, 0, GAP_WEIGHT) / 4.0
         out[s + 34] = live_potential(rv, seen, top, GAP_WEIGHT) / 3.0

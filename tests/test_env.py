@@ -20,7 +20,7 @@ from kalooki_sim.engine import layout as L
 from kalooki_sim.melds.positions import pos_type
 from kalooki_sim.rulevec import R_ACE_HIGH, R_ACE_LOW, R_PENALTY, R_SET_ALLOW_DUPLICATE_SUIT
 from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
-from kalooki_sim.observation import SECTIONS
+from kalooki_sim.observation import SECTIONS, WORK_LEN
 from kalooki_sim.rollout import simulate
 from kalooki_sim.strategies import lineup as resolve
 
@@ -32,7 +32,7 @@ def _encode(env, st, sp, sx, ctx):
     out = np.zeros((env.batch, OBS_DIM), dtype=np.float32)
     encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n, env.rv,
                 sp, sx, ctx, env.la.mask, np.full(env.batch, -1, dtype=np.int64),
-                np.zeros((env.batch, L.N_TYPES), dtype=np.int64), out)
+                np.zeros((env.batch, WORK_LEN), dtype=np.int64), out)
     return out
 
 
@@ -319,7 +319,7 @@ def test_lay_section_is_the_offered_lay_down():
     """Observation version 2: when the deciding seat may lay down (``A_LAY`` in its mask), the lay
     section holds the cards plan 0 puts down (a part of its own hand, at least three cards);
     otherwise it is empty."""
-    from kalooki_sim.observation import SECTIONS
+    from kalooki_sim.observation import SECTIONS, WORK_LEN
 
     o, w = SECTIONS["lay"]
     env = KalookiVecEnv("caribbean", 4, batch=32, seed=6, lineup=["learner", "greedy", "greedy", "greedy"])

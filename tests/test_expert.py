@@ -18,7 +18,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.agents.base import EXPERT, GREEDY, N_PARAMS, PARAM_NAMES, RANDOM
 from kalooki_sim.agents.compiled import KNOWN_LEN, choose_action
 from kalooki_sim.agents.expert import (
-    _seen, calls_scarce, danger, expert_discard, feed_share, live_potential,
+    THROWN_LEN, _seen, calls_scarce, danger, expert_discard, feed_share, live_potential, thrown_bits,
 )
 from kalooki_sim.agents.known import KNOWN_GEN
 from kalooki_sim.agents.measures import card_usefulness, contract_shortfall
@@ -223,6 +223,7 @@ def test_expert_measures_and_discard_match_definitions(preset):
                         late_turns=3.0, sf_weight=1.9, call_use=1.0, draw_use=2.0)]
     rng = np.random.default_rng(7)
     seen = np.zeros(L.N_TYPES, dtype=np.int64)
+    thrown = np.zeros(THROWN_LEN, dtype=np.int64)
     known = np.zeros(KNOWN_LEN, dtype=np.int64)
     compared = discards = 0
     for game in range(6):
@@ -251,7 +252,8 @@ def test_expert_measures_and_discard_match_definitions(preset):
                     assert live_potential(rv, seen, t, gapw) == pytest.approx(_py_live(rv, ref_seen, t, gapw))
                     if t < L.JOKER:
                         contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT
-                        assert feed_share(gs, A[1], A[4], A[5], A[6], rv, 0, seat, t, contract) == \
+                        thrown_bits(gs, A[4], A[5], 0, thrown)
+                        assert feed_share(gs, A[1], A[6], rv, 0, seat, t, contract, thrown) == \
                             pytest.approx(_py_feed(A, rv, 0, seat, t))
                 threat, late = float(rng.integers(0, 8)), float(rng.integers(0, 9))
                 assert danger(gs, A[1], A[2], 0, seat, threat, late) == _py_danger(A, 0, seat, threat, late)
