@@ -66,7 +66,7 @@ import numpy as np
 import torch
 
 from kalooki_sim import load_rules
-from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, load_checkpoint, save_checkpoint
+from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint
 from kalooki_sim.env import N_ACTIONS, KalookiVecEnv
 from kalooki_sim.policy_play import play_policies
 from kalooki_sim.stats import clustered_mean
@@ -117,6 +117,7 @@ class Args:
     eval_every: int = 20
     checkpoint_every: int = 10
     stop_after: int = 0                 # stop (as if interrupted) after this many updates (tests)
+    export: str = ""                    # at the end, write the policy to this file (float16, no critic) to ship
     progress: bool = True
 
 
@@ -471,6 +472,9 @@ def main(argv=None) -> int:
     writer.close()
     if bar is not None:
         bar.close()
+    if args.export and update >= n_updates:
+        latest = json.loads((out / "latest.json").read_text())
+        log(f"exported {export_policy(out / latest['checkpoint'], args.export, rules)}")
     return 0
 
 

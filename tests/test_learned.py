@@ -10,7 +10,7 @@ import torch
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import Policy
 from kalooki_sim.agents.learned import (
-    CheckpointMismatch, LearnedPolicy, PolicyValueNet, load_checkpoint, save_checkpoint,
+    CheckpointMismatch, LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint,
 )
 from kalooki_sim.agents.learned import policy as learned_policy
 from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv
@@ -78,6 +78,30 @@ def test_checkpoint_round_trip_and_refusals(tmp_path, monkeypatch):
     monkeypatch.setattr(learned_policy, "OBS_VERSION", OBS_VERSION + 1)
     with pytest.raises(CheckpointMismatch, match=rf"observation version {OBS_VERSION} .* version {OBS_VERSION + 1}"):
         load_checkpoint(path, rules)
+
+
+def test_exported_policy_is_smaller_and_acts_like_its_source(tmp_path):
+    """``export_policy`` drops the critic and halves the weights: a third of the file, logits
+    within float16 rounding of the source's, the same argmax on random positions; its metadata
+    (rules, observation version) still refuses other rules."""
+    rules = load_rules("caribbean")
+    net = _net(3)
+    src = save_checkpoint(tmp_path / "full.pt", net, rules)
+    dst = export_policy(src, tmp_path / "ship" / "policy.pt", rules)
+    assert dst.stat().st_size < 0.4 * src.stat().st_size
+    small, meta = load_checkpoint(dst, rules)
+    assert meta["policy_only"] and meta["extra"]["exported_from"] == str(src)
+    g = torch.Generator().manual_seed(4)
+    obs = torch.rand((64, OBS_DIM), generator=g)
+    mask = torch.rand((64, N_ACTIONS), generator=g) < 0.01
+    mask[:, 4] = True
+    a, _ = net(obs, mask)
+    b, _ = small(obs, mask)
+    legal = mask.nonzero(as_tuple=True)
+    torch.testing.assert_close(a[legal], b[legal], rtol=0, atol=5e-2)
+    assert (a.argmax(1) == b.argmax(1)).float().mean() >= 0.95
+    with pytest.raises(CheckpointMismatch, match="not on 'k40'"):
+        load_checkpoint(dst, load_rules("k40"))
 
 
 def test_play_policies_rows_like_simulate_and_batch_invariant_for_a_deterministic_policy():

@@ -2,7 +2,8 @@
 (``policy``).  Importing this package needs torch (the ``learn`` extra)."""
 
 from .policy import (
-    CheckpointMismatch, LearnedPolicy, PolicyValueNet, load_checkpoint, save_checkpoint,
+    CheckpointMismatch, LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint,
 )
 
-__all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "CheckpointMismatch"]
+__all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
+           "CheckpointMismatch"]

@@ -46,8 +46,8 @@ from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.layout import N_ACTIONS
 from kalooki_sim.observation import N_CF, OBS_DIM, OBS_VERSION, SECTIONS
 
-__all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "CheckpointMismatch",
-           "CHECKPOINT_FORMAT"]
+__all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
+           "CheckpointMismatch", "CHECKPOINT_FORMAT"]
 
 CHECKPOINT_FORMAT = 2          # 2: the discard scorer and the family bias
 
@@ -161,6 +161,25 @@ def save_checkpoint(path, net: PolicyValueNet, rules, *, extra: dict | None = No
     return path
 
 
+def export_policy(src, dest, rules) -> Path:
+    """Write the acting part of checkpoint ``src`` to ``dest``: the policy without its critic,
+    in float16 (a third of the training checkpoint's size, small enough to ship in the
+    repository).  Loaded back (``load_checkpoint``) the weights are float32 again, each within
+    float16's rounding of the original, so measure the exported file, not the source, when its
+    results are quoted."""
+    net, meta = load_checkpoint(src, rules)
+    blob = {k: v for k, v in meta.items()}
+    blob["state_dict"] = {k: v.half() for k, v in net.state_dict().items() if not k.startswith("v.")}
+    blob["policy_only"] = True
+    blob["extra"] = dict(meta.get("extra") or {}, exported_from=str(src))
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".tmp")
+    torch.save(blob, tmp)
+    tmp.replace(dest)
+    return dest
+
+
 def load_checkpoint(path, rules) -> tuple[PolicyValueNet, dict]:
     """The network of ``path`` and its metadata, or ``CheckpointMismatch`` when it was trained for
     other rules or another observation layout."""
@@ -183,6 +202,12 @@ def load_checkpoint(path, rules) -> tuple[PolicyValueNet, dict]:
         raise CheckpointMismatch(f"{path} has {blob['n_actions']} action logits, this engine {N_ACTIONS} "
                                  f"actions: retrain for this engine")
     net = PolicyValueNet(blob["obs_dim"], blob["n_actions"], blob["hidden"], blob["card_hidden"], blob["card_context"])
-    net.load_state_dict(blob["state_dict"])
+    state = {k: v.float() for k, v in blob["state_dict"].items()}
+    if blob.get("policy_only"):         # ``export_policy``: the critic was left out (it never acts)
+        missing, unexpected = net.load_state_dict(state, strict=False)
+        if unexpected or any(not k.startswith("v.") for k in missing):
+            raise CheckpointMismatch(f"{path}: a policy-only checkpoint whose tensors do not fit this network")
+    else:
+        net.load_state_dict(state)
     meta = {k: v for k, v in blob.items() if k != "state_dict"}
     return net, meta
