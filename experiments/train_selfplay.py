@@ -284,6 +284,43 @@ def _advantages(rew, done, val, mine, next_v, next_mine, gamma, lam):
     return adv
 
 
+def plot_progress(out: Path, args: Args) -> Path:
+    """``learning_curve.png`` in the run directory: the held-out win share with its 95 % interval
+    against the decisions trained on (cloning at 0), the fair share, and the training rollouts'
+    own win share (sampled actions, so below the argmax policy's)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(out / "progress.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    ev = [r for r in rows if r["eval_win_share"]]
+    tr = [r for r in rows if r["train_win_share"]]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if tr:
+        ax.plot([int(r["global_step"]) for r in tr], [float(r["train_win_share"]) for r in tr], color="0.7", lw=0.8,
+                label="training rollouts (sampled)")
+    if ev:
+        x = [int(r["global_step"]) for r in ev]
+        y = [float(r["eval_win_share"]) for r in ev]
+        lo = [float(r["eval_win_share"]) - float(r["eval_lo"]) for r in ev]
+        hi = [float(r["eval_hi"]) - float(r["eval_win_share"]) for r in ev]
+        ax.errorbar(x, y, yerr=[lo, hi], fmt="o-", capsize=3,
+                    label=f"held-out, argmax ({args.eval_deals} deals x {args.players} seats, 95 % CI)")
+    ax.axhline(1 / args.players, color="k", ls="--", lw=0.8, label="fair share")
+    field = ",".join(args.eval_opponents or ("greedy" if x == POOL else x for x in args.opponents))
+    ax.set_xlabel("PPO decisions (0: after behaviour cloning)")
+    ax.set_ylabel("match win share" if args.mode == "matches" else "hand win share")
+    ax.set_title(f"{args.variant}, {args.mode}: learner against {field}", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "learning_curve.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def _atomic_torch_save(obj, path: Path):
     tmp = path.with_name(path.name + ".tmp")
     torch.save(obj, tmp)
@@ -472,6 +509,7 @@ def main(argv=None) -> int:
     writer.close()
     if bar is not None:
         bar.close()
+    plot_progress(out, args)
     if args.export and update >= n_updates:
         latest = json.loads((out / "latest.json").read_text())
         log(f"exported {export_policy(out / latest['checkpoint'], args.export, rules)}")

@@ -64,7 +64,7 @@ def test_tiny_run_and_resume_equals_uninterrupted(tmp_path, opponents):
         assert x == y
     assert ra[2]["eval_win_share"] != "" and ra[4]["eval_lo"] != ""
     assert ra[0]["bc_accuracy"] != ""
-    assert any((whole / "tb").iterdir())
+    assert any((whole / "tb").iterdir()) and (whole / "learning_curve.png").stat().st_size > 0
     if "pool" in opponents:
         assert len(torch.load(whole / "train_state.pt", weights_only=True)["pool"]) == 2
 
