@@ -126,9 +126,16 @@ def cmd_agents(args) -> int:
     """List the agents and named strategies --agents accepts."""
     from .strategies import known_strategies, load_strategy
 
+    from .strategies import StrategyError
+
     for name in known_strategies():
-        s = load_strategy(name)
-        print(f"{name:18s} {s.agent:8s} {s.description}")
+        try:
+            s = load_strategy(name)
+        except StrategyError as e:       # e.g. a learned strategy whose checkpoint is not there (yet)
+            print(f"{name:18s} {'?':8s} cannot be used: {e}")
+            continue
+        where = f" (checkpoint {s.checkpoint})" if s.learned else ""
+        print(f"{name:18s} {s.agent:8s} {s.description}{where}")
     return 0
 
 

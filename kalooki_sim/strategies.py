@@ -11,6 +11,19 @@ so a tuned or hand-written setting is a file, never a recompile.  The base agent
 (``random``, ``greedy``) are strategies with their default parameters.  Every command that takes
 ``--agents`` resolves names here; an unknown name is an error that lists the known ones.  A path
 to a TOML file works as a name too.
+
+**A checkpoint as an agent.**  A strategy file may name a trained network instead of a compiled
+agent::
+
+    checkpoint = "../../runs/selfplay/policy.pt"   # relative to this file's directory (or absolute)
+    description = "self-play policy, 40M decisions"
+
+and a bare path ending in ``.pt`` works as a name as well.  Such a *learned* strategy has
+``checkpoint`` set (an absolute path) and agent id ``EXTERNAL``; ``learned_policy(strategy, rules)``
+loads it (once per file and rules) as ``LearnedPolicy(net, greedy=True)``: deterministic argmax
+play, checked against the command's rules (``CheckpointMismatch``).  The commands play learned
+seats through ``policy_play.play_policies`` and compiled-only lineups on the compiled loop as
+before; torch is imported only when a learned strategy is loaded (the ``learn`` extra).
 """
 
 from __future__ import annotations
@@ -24,7 +37,10 @@ import numpy as np
 
 from .agents.base import EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, default_params, policy_id
 
-__all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "lineup"]
+__all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "lineup", "learned_policy",
+           "is_learned"]
+
+LEARNED = "learned"          # the ``agent`` shown for a strategy that is a checkpoint
 
 
 class StrategyError(ValueError):
@@ -38,6 +54,11 @@ class Strategy:
     agent_id: int
     params: tuple[float, ...]  # the full parameter row of the base agent
     description: str = ""
+    checkpoint: str | None = None   # a learned strategy: the checkpoint file (absolute path)
+
+    @property
+    def learned(self) -> bool:
+        return self.checkpoint is not None
 
     def row(self, k: int) -> np.ndarray:
         out = np.zeros(max(k, 1), dtype=np.float64)
@@ -56,14 +77,34 @@ def known_strategies() -> list[str]:
     return sorted(set(base) | set(_files()))
 
 
-def _from_toml(name: str, text: str, where: str) -> Strategy:
+def _from_checkpoint(name: str, path: Path, description: str, where: str | None = None) -> Strategy:
+    path = path.expanduser().absolute()
+    if not path.is_file():
+        what = f"{where}: checkpoint" if where else "checkpoint"
+        raise StrategyError(f"{what} {path}: " + ("not a file" if path.exists() else "no such file"))
+    return Strategy(name, LEARNED, EXTERNAL, (), description or f"learned policy {path.name}", str(path))
+
+
+def _from_toml(name: str, text: str, where: str, base: Path | None = None) -> Strategy:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise StrategyError(f"{where}: not valid TOML ({e})") from None
+    if "checkpoint" in doc:
+        unknown = set(doc) - {"checkpoint", "description"}
+        if unknown:
+            raise StrategyError(f"{where}: a checkpoint strategy takes only checkpoint and description, not "
+                                f"{', '.join(sorted(unknown))}")
+        if not isinstance(doc["checkpoint"], str) or not doc["checkpoint"].strip():
+            raise StrategyError(f"{where}: checkpoint must be a path (a string)")
+        path = Path(doc["checkpoint"]).expanduser()
+        if not path.is_absolute():
+            path = (base or Path.cwd()) / path
+        return _from_checkpoint(name, path, str(doc.get("description", "")), where)
     unknown = set(doc) - {"agent", "description", "params"}
     if unknown:
-        raise StrategyError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (agent, description, params)")
+        raise StrategyError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (agent, description, params; "
+                            f"or checkpoint, description)")
     if "agent" not in doc:
         raise StrategyError(f"{where}: needs 'agent = \"<base agent>\"' (one of "
                             f"{', '.join(v for k, v in sorted(POLICY_NAMES.items()) if k != EXTERNAL)})")
@@ -87,15 +128,20 @@ def _from_toml(name: str, text: str, where: str) -> Strategy:
 
 
 def load_strategy(name: str | Path) -> Strategy:
-    """The strategy called ``name`` (a base agent, a file of ``configs/agents``, or a TOML path)."""
+    """The strategy called ``name`` (a base agent, a file of ``configs/agents``, a TOML path, or a
+    checkpoint path ending in ``.pt``)."""
     key = str(name).strip()
-    path = Path(key)
+    path = Path(key).expanduser()
     if key.endswith(".toml") and path.is_file():
-        return _from_toml(path.stem, path.read_text(), str(path))
+        return _from_toml(path.stem, path.read_text(), str(path), path.absolute().parent)
+    if key.endswith(".pt"):
+        return _from_checkpoint(key, path, "")
     low = key.lower()
     files = _files()
     if low in files:
-        return _from_toml(low, files[low].read_text(), f"configs/agents/{low}.toml")
+        f = files[low]
+        base = Path(f).parent if isinstance(f, Path) else None     # a zipped install has no directory
+        return _from_toml(low, f.read_text(), f"configs/agents/{low}.toml", base)
     try:
         pid = policy_id(low)
     except ValueError:
@@ -106,8 +152,49 @@ def load_strategy(name: str | Path) -> Strategy:
                     "the base agent with its default parameters")
 
 
+def is_learned(names) -> bool:
+    """Does any of ``names`` resolve to a learned strategy (a checkpoint)?"""
+    return any(load_strategy(n).learned for n in names)
+
+
+_POLICIES: dict = {}
+
+
+def learned_policy(strategy: Strategy | str, rules):
+    """The ``LearnedPolicy(net, greedy=True)`` of a learned strategy, loaded for ``rules`` (cached per
+    file, modification time and rules).  Errors are ``StrategyError`` with a one-line message:
+    torch missing, a file that is not a checkpoint, or a ``CheckpointMismatch``."""
+    s = strategy if isinstance(strategy, Strategy) else load_strategy(strategy)
+    if not s.learned:
+        raise StrategyError(f"{s.name} is a compiled agent ({s.agent}), not a checkpoint")
+    path = Path(s.checkpoint)
+    try:
+        key = (str(path), path.stat().st_mtime_ns, rules.digest())
+    except OSError as e:
+        raise StrategyError(f"checkpoint {path}: cannot read it ({e.strerror or e})") from None
+    if key in _POLICIES:
+        return _POLICIES[key]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise StrategyError(f"{s.name} is a learned agent (checkpoint {path}), which needs torch: "
+                            "install the learn extra: pip install -e .[learn]") from None
+    from .agents.learned import CheckpointMismatch, LearnedPolicy, load_checkpoint
+
+    try:
+        net, _ = load_checkpoint(path, rules)
+    except CheckpointMismatch as e:
+        raise StrategyError(str(e)) from None
+    except Exception as e:          # torch.load of a file that is not a checkpoint: pickle, zip, key errors
+        raise StrategyError(f"checkpoint {path}: not a readable checkpoint ({type(e).__name__}: {e})") from None
+    pol = LearnedPolicy(net, name=s.name, greedy=True)
+    _POLICIES[key] = pol
+    return pol
+
+
 def lineup(names) -> tuple[list[Strategy], np.ndarray, np.ndarray]:
-    """Strategies of ``names`` with their agent ids ``int64[n]`` and parameter rows ``float64[n, k]``."""
+    """Strategies of ``names`` with their agent ids ``int64[n]`` and parameter rows ``float64[n, k]``
+    (a learned strategy has id ``EXTERNAL`` and an empty parameter row)."""
     strats = [load_strategy(n) for n in names]
     k = max([1] + [N_PARAMS[s.agent_id] for s in strats])
     ids = np.array([s.agent_id for s in strats], dtype=np.int64)
