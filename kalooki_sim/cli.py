@@ -70,7 +70,8 @@ def _check_simulate_flags(args) -> None:
 
 
 def cmd_simulate(args) -> int:
-    """Simulate hands or matches with compiled agents; write a run directory and print a summary."""
+    """Simulate hands or matches (compiled agents, named strategies or checkpoints); write a run
+    directory and print a summary."""
     from .simulate import SimulationConfig, format_summary, run_simulation, write_summary
 
     _check_simulate_flags(args)
@@ -79,6 +80,12 @@ def cmd_simulate(args) -> int:
     points = mode == "matches" and load_rules(args.variant).match_mode != "fixed_hands_low_total"
     if mode == "hands" and (args.hands_per_match is not None or args.max_hands is not None):
         raise ValueError("--hands-per-match and --max-hands only apply with --matches")
+    if args.record:
+        from .strategies import is_learned
+
+        if is_learned(agents):
+            raise ValueError("--record cannot record learned agents (checkpoints) yet: replays are re-played "
+                             "by the compiled agents")
     if args.record and points:
         raise ValueError(f"--record cannot record {args.variant} matches yet (replays hold single hands or "
                          "Caribbean matches); record single hands with --hands")

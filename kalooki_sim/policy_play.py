@@ -25,7 +25,8 @@ __all__ = ["play_policies"]
 
 
 def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, mode: str = "hands",
-                  batch: int = 256, hands_per_game=None, max_hands=None, first_game_id: int = 0):
+                  batch: int = 256, hands_per_game=None, max_hands=None, first_game_id: int = 0,
+                  buy_back: str = "always"):
     """Play ``n_games`` games (ids ``first_game_id ..``) with ``seats`` (module docstring); returns
     ``simulate``'s columns (in ``"matches"`` mode ``(hands, matches)``)."""
     n = int(n_players)
@@ -42,7 +43,8 @@ def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, 
     B = max(1, min(int(batch), int(n_games)))
     env = KalookiVecEnv(rules, n, batch=B, lineup=[LEARNER if p else s for s, p in zip(seats, is_policy)],
                         episode="hand" if mode == "hands" else "match", seed=seed, first_game_id=first_game_id,
-                        keep_rows=int(n_games), hands_per_match=hands_per_game, max_hands=max_hands)
+                        keep_rows=int(n_games), hands_per_match=hands_per_game, max_hands=max_hands,
+                        buy_back=buy_back)
     # distinct policies (one object may sit in several seats) and the seats of each
     owners: dict[int, tuple[object, list[int]]] = {}
     for p, (s, pol) in enumerate(zip(seats, is_policy)):

@@ -118,7 +118,14 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
 
     rules = load_rules(cfg.variant)
     _check(cfg, rules)
-    _, ids, params = lineup(cfg.agents)            # named strategies: an agent and its parameters
+    strats, ids, params = lineup(cfg.agents)       # named strategies: an agent and its parameters
+    seats = None
+    if any(s.learned for s in strats):
+        # learned seats (checkpoints) act from Python through the lockstep env; compiled seats stay
+        # compiled inside it.  Loaded (and checked against the rules) before the run directory exists.
+        from .strategies import learned_policy
+
+        seats = [learned_policy(s, rules) if s.learned else name for s, name in zip(strats, cfg.agents)]
     run = RunDir.create(cfg.out, config_dict(cfg), cfg.seed, rules, resume=resume)
     table = "hands"
     # a shard is done when every table it writes is on disk ("matches" is written first)
@@ -141,8 +148,14 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
             if shard in done:
                 bar.update(n)
                 continue
-            out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first,
-                           **extra)
+            if seats is None:
+                out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first,
+                               **extra)
+            else:
+                from .policy_play import play_policies
+
+                out = play_policies(rules, cfg.players, seats, n, cfg.seed, mode=cfg.mode, first_game_id=first,
+                                    **extra)
             rows, match_rows = (out if isinstance(out, tuple) else (out, None))
             df = pd.DataFrame(rows)
             df["agent"] = [cfg.agents[s] for s in df["seat"]]
