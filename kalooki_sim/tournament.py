@@ -123,22 +123,37 @@ def _check(cfg: TournamentConfig, rules) -> None:
 def play_deals(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Every seating of deals ``first_deal ..``: the seat rows (and in "matches" mode the hand rows)."""
     strats, ids, params = resolve_lineup(cfg.agents)
+    policies = None
+    if any(s.learned for s in strats):
+        from .strategies import learned_policy
+
+        policies = {i: learned_policy(s, rules) for i, s in enumerate(strats) if s.learned}
     return play_seatings(rules, cfg.players, entrant_labels(cfg.agents), ids, params,
                          np.arange(first_deal, first_deal + n_deals, dtype=np.int64), cfg.seed, cfg.mode,
                          strategy_names=[s.name for s in strats], max_hands=cfg.max_hands,
-                         hands_per_match=cfg.hands_per_match, buy_back=cfg.buy_back)
+                         hands_per_match=cfg.hands_per_match, buy_back=cfg.buy_back, policies=policies,
+                         agent_names=list(cfg.agents))
 
 
 def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, mode: str = "hands",
-                  strategy_names=None, max_hands=None, hands_per_match=None, buy_back="always"):
+                  strategy_names=None, max_hands=None, hands_per_match=None, buy_back="always", policies=None,
+                  agent_names=None):
     """The entrants ``labels`` (compiled agent ``ids[i]`` with parameter row ``params[i]``) on the
     given deals, each deal in every seating of its table (``schedule``), in one batch of the loop.
+
+    ``policies`` (``{entrant index: Policy}``, e.g. a checkpoint's ``LearnedPolicy``) makes those
+    entrants learned: the deals whose table seats one of them are played through
+    ``policy_play.play_policies`` instead (``_play_learned``), the compiled seats of those tables by
+    the strategy names ``agent_names``; the other deals keep the compiled batch.
 
     Returns ``(seats, hands)``: one row per deal x seating x seat (``deal``, ``seating``, ``agent``,
     ``strategy`` and the outcome columns of ``OUTCOMES[mode]``); in "matches" mode also the hand rows."""
     from .rollout import simulate
 
     n = n_players
+    if policies:
+        return _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names, max_hands,
+                           hands_per_match, buy_back, policies, agent_names)
     ids = np.asarray(ids, dtype=np.int64)
     params = np.asarray(params, dtype=np.float64)
     deals = np.asarray(deals, dtype=np.int64)
@@ -157,7 +172,7 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
                    game_ids=game_ids, streams=seatings, **extra)
     hands, match = (out, None) if mode == "hands" else out
     row = np.asarray(hands["batch_row"] if match is None else match["batch_row"])
-    base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"])
+    base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"], errors="ignore")
     base.insert(0, "deal", base.pop("game_id"))
     base.insert(1, "seating", row % n)
     entrant = seatings[row, base["seat"].to_numpy()]
@@ -176,6 +191,80 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
     return base, hand_rows
 
 
+def _match_extra(rules, mode, max_hands, hands_per_match, buy_back) -> dict:
+    if mode != "matches":
+        return {}
+    if rules.match_mode == "elimination_pool":
+        return dict(max_hands=max_hands, buy_back=buy_back)
+    return dict(hands_per_game=hands_per_match)
+
+
+def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names, max_hands, hands_per_match,
+                buy_back, policies, agent_names):
+    """``play_seatings`` with learned entrants: the deals whose table has none run in the compiled
+    batch as usual; every other deal is played, once per rotation of its table, by ``play_policies``
+    on the deal id as game id (runs of consecutive deals with the same table share one call).  The
+    rows are those of the compiled path (``policy_id`` -1 for a learned seat), ordered by deal and
+    seating.  The compiled seats of a learned table draw on the env's per-seat random streams, not
+    on the entrant's own stream as in the compiled batch (deterministic all the same)."""
+    from .policy_play import play_policies
+
+    if agent_names is None:
+        raise ValueError("learned entrants need agent_names (the strategy name of every entrant)")
+    deals = np.asarray(deals, dtype=np.int64)
+    labels = np.asarray(labels, dtype=object)
+    names = np.asarray(strategy_names if strategy_names is not None else labels, dtype=object)
+    sched = schedules(len(labels), n, deals)                       # [D, rotation, seat] -> entrant
+    learned = np.isin(sched[:, 0, :], list(policies)).any(axis=1)
+    seat_parts, hand_parts = [], []
+    if (~learned).any():
+        a, b = play_seatings(rules, n, labels, ids, params, deals[~learned], seed, mode, strategy_names, max_hands,
+                             hands_per_match, buy_back)
+        seat_parts.append(a)
+        hand_parts.append(b)
+    extra = _match_extra(rules, mode, max_hands, hands_per_match, buy_back)
+    idx = np.flatnonzero(learned)
+    # runs of consecutive deals with the same table
+    runs, start = [], 0
+    for j in range(1, len(idx) + 1):
+        if (j == len(idx) or deals[idx[j]] != deals[idx[j - 1]] + 1
+                or not np.array_equal(sched[idx[j], 0], sched[idx[start], 0])):
+            runs.append(idx[start:j])
+            start = j
+    for run in runs:
+        first, k = int(deals[run[0]]), len(run)
+        for r in range(n):
+            table = sched[run[0], r]
+            seats = [policies[e] if e in policies else str(agent_names[e]) for e in table]
+            out = play_policies(rules, n, seats, k, seed, mode=mode, first_game_id=first, **extra)
+            hands, match = (out, None) if mode == "hands" else out
+            base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"], errors="ignore")
+            base.insert(0, "deal", base.pop("game_id"))
+            base.insert(1, "seating", np.full(len(base), r, dtype=np.int64))
+            entrant = table[base["seat"].to_numpy()]
+            base.insert(2, "agent", labels[entrant])
+            base.insert(3, "strategy", names[entrant])
+            if match is None:
+                seat_parts.append(base)
+                hand_parts.append(None)
+                continue
+            base = base.rename(columns={"match_win_share": "win_share"})
+            base["score"] = base["money"] if rules.match_mode != "fixed_hands_low_total" else base["total"]
+            seat_parts.append(base)
+            hand_rows = pd.DataFrame(hands).drop(columns=["batch_row"], errors="ignore")
+            hand_rows.insert(0, "deal", hand_rows.pop("game_id"))
+            hand_rows.insert(1, "seating", np.full(len(hand_rows), r, dtype=np.int64))
+            hand_rows.insert(2, "agent", labels[table[hand_rows["seat"].to_numpy()]])
+            hand_parts.append(hand_rows)
+
+    def join(parts):
+        df = pd.concat(parts, ignore_index=True)
+        return df.sort_values(["deal", "seating"], kind="stable").reset_index(drop=True)
+
+    seats_df = join(seat_parts)
+    return seats_df, (None if mode == "hands" else join(hand_parts))
+
+
 def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool = True,
                    results: bool = True) -> RunDir:
     """Play (or resume) a tournament into its run directory, then (``results``) write its tables
@@ -184,7 +273,13 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
 
     rules = load_rules(cfg.variant)
     _check(cfg, rules)
-    resolve_lineup(cfg.agents)                       # unknown names fail here, before any work
+    strats, _, _ = resolve_lineup(cfg.agents)        # unknown names fail here, before any work
+    if any(s.learned for s in strats):               # and checkpoints that do not fit these rules
+        from .strategies import learned_policy
+
+        for s in strats:
+            if s.learned:
+                learned_policy(s, rules)
     run = RunDir.create(cfg.out, asdict(cfg), cfg.seed, rules, resume=resume)
     done = run.done_shards("seats")
     if cfg.mode == "matches":
