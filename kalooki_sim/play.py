@@ -1,5 +1,9 @@
 """``kalooki play``: a person plays one seat of a game against compiled agents, in a terminal.
 
+An opponent may be a checkpoint (a learned strategy, ``strategies``): its seat is external in the
+game like the person's, and at its turns the session encodes the seat's observation
+(``env_kernels.encode_rows``, as the environment does) and asks its ``LearnedPolicy`` (argmax).
+
 The game is the engine's ``Game`` on the one compiled loop, with the person's seat ``external``:
 the loop stops before every decision, a bot's seat is asked ``game.agent_action()`` (its own
 random stream, exactly as the closed loop plays it) and the person's seat is asked on ``input``.
@@ -260,6 +264,8 @@ class PlaySession:
             raise ValueError("--opponents must name at least one agent")
         strats, ids, pm = lineup(names)                     # unknown names: StrategyError (lists the known)
         self.hint = load_strategy(hint_agent)
+        if self.hint.learned:
+            raise ValueError(f"--hint-agent must be a compiled agent or strategy, not the checkpoint {hint_agent!r}")
         n = len(names) + 1
         if not self.rules.players_min <= n <= self.rules.players_max:
             raise ValueError(f"{self.rules.name} is played by {self.rules.players_min}..{self.rules.players_max} "
@@ -269,6 +275,15 @@ class PlaySession:
             raise ValueError(f"--seat must be 1..{n}, got {seat + 1}")
         self.seat = int(seat)
         self.names = names[:seat] + ["you"] + names[seat:]
+        # learned opponents (checkpoints): external seats of the game, asked from here
+        self.policies = {}
+        if any(st.learned for st in strats):
+            from .strategies import learned_policy
+
+            for i, st in enumerate(strats):
+                if st.learned:
+                    self.policies[i + (i >= seat)] = learned_policy(st, self.rules)
+            self._rng = np.random.default_rng(seed)
         seats = [int(x) for x in ids]
         seats.insert(seat, EXTERNAL)
         params = np.insert(pm, seat, 0.0, axis=0)
@@ -377,6 +392,20 @@ class PlaySession:
                 reason = L.ERROR_TEXT.get(err, "not a legal move here") if err else "not a legal move here"
                 self.say(f"illegal: {cmd.value!r}: {reason} (legal lists the moves)")
 
+    # ---- a learned opponent's decision
+    def _policy_action(self, real: int) -> int:
+        """The action of the learned opponent ``real`` (the seat to act) on its observation."""
+        from .env_kernels import encode_rows
+        from .observation import OBS_DIM, WORK_LEN
+
+        g = self.game
+        la, st = g._loop, g.state
+        obs = np.zeros((1, OBS_DIM), dtype=np.float32)
+        encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n,
+                    g.rv, la.sp, la.sx, la.ctx, la.mask, np.full(1, -1, dtype=np.int64),
+                    np.zeros((1, WORK_LEN), dtype=np.int64), obs)
+        return int(self.policies[real].act(obs, g.legal_mask()[None, :], self._rng)[0])
+
     # ---- the game
     def _apply(self, a: int) -> dict | None:
         """Apply ``a``; the hand_end event it produced (when recording), else ``None``."""
@@ -398,6 +427,8 @@ class PlaySession:
             seat = g.to_act
             top = g.discard_pile[-1] if g.discard_pile else None
             a = g.agent_action()
+            if a < 0 and _real(g, seat) in self.policies:
+                a = self._policy_action(_real(g, seat))
             human = a < 0
             if human:
                 a = self._ask()

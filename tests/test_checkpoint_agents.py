@@ -183,3 +183,22 @@ def test_tournament_mixes_compiled_and_learned_tables(ckpt):
     a = seats[seats.deal.isin(compiled)].reset_index(drop=True)
     b = only[only.deal.isin(compiled)].reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
+
+
+# ---- play
+
+def test_play_against_a_learned_opponent(ckpt, tmp_path):
+    import io
+
+    from kalooki_sim.play import PlaySession
+    from kalooki_sim.replay import validate_replay
+
+    out = io.StringIO()
+    save = tmp_path / "game.jsonl"
+    PlaySession("caribbean", [str(ckpt), "greedy", "greedy"], seat=1, seed=0, hands=1, save=str(save),
+                input=io.StringIO("1\n" * 3000), output=out).run()
+    text = out.getvalue()
+    assert "=== game over" in text and f"P1 ({ckpt})" in text         # the learned seat moved
+    assert validate_replay(save)["hands"] == 1
+    with pytest.raises(ValueError, match="--hint-agent must be a compiled agent"):
+        PlaySession("caribbean", ["greedy", "greedy"], hint_agent=str(ckpt))
