@@ -227,10 +227,11 @@ def main(argv=None) -> int:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--all", action="store_true", help="also show hands that cannot lay down")
     d.set_defaults(fn=cmd_demo)
-    s = sub.add_parser("simulate", help="simulate hands or matches with compiled agents")
+    s = sub.add_parser("simulate", help="simulate hands or matches with compiled agents, named strategies or checkpoints")
     s.add_argument("--variant", default="caribbean")
     s.add_argument("--players", type=int, default=4)
-    s.add_argument("--agents", default="greedy,greedy,random,random", help="one agent per seat, comma-separated")
+    s.add_argument("--agents", default="greedy,greedy,random,random", help="one agent per seat, comma-separated (names from `kalooki agents`, a strategy TOML or a "
+                        "checkpoint .pt)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--hands", type=int, default=1000, help="number of single hands (rounds 1-9 in turn)")
     g.add_argument("--matches", type=int, default=None,
@@ -255,7 +256,8 @@ def main(argv=None) -> int:
     t.add_argument("--variant", default="caribbean")
     t.add_argument("--players", type=int, default=4)
     t.add_argument("--agents", default="sharp,counting,greedy,random",
-                   help="entrants, comma-separated (base agents or configs/agents names; `kalooki agents` lists them)")
+                   help="entrants, comma-separated (base agents or configs/agents names, `kalooki agents` lists them; "
+                        "a strategy TOML or a checkpoint .pt)")
     t.add_argument("--deals", type=int, default=1000, help="deals, each played in every seating of its table")
     t.add_argument("--mode", choices=("hands", "matches"), default="hands")
     t.add_argument("--max-hands", type=int, default=None, metavar="N", help="matches: hand cap of an elimination match")
@@ -278,7 +280,8 @@ def main(argv=None) -> int:
     pl = sub.add_parser("play", help="play a game against the bots in the terminal")
     pl.add_argument("--variant", default="caribbean")
     pl.add_argument("--opponents", default="sharp,greedy,counting",
-                    help="one agent per opponent seat, comma-separated (`kalooki agents` lists them)")
+                    help="one agent per opponent seat, comma-separated (`kalooki agents` lists them; a checkpoint "
+                         ".pt works too)")
     pl.add_argument("--seat", type=int, default=1, help="your seat, 1..players (default 1)")
     pl.add_argument("--seed", type=int, default=0)
     pl.add_argument("--hands", type=int, default=None, metavar="N", help="hands to play (default: a whole match)")
