@@ -126,7 +126,12 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
         from .strategies import learned_policy
 
         seats = [learned_policy(s, rules) if s.learned else name for s, name in zip(strats, cfg.agents)]
-    run = RunDir.create(cfg.out, config_dict(cfg), cfg.seed, rules, resume=resume)
+    config = config_dict(cfg)
+    if seats is not None:                  # a resume must find the same networks under those paths
+        from .strategies import checkpoint_digests
+
+        config["checkpoints"] = checkpoint_digests(strats)
+    run = RunDir.create(cfg.out, config, cfg.seed, rules, resume=resume)
     table = "hands"
     # a shard is done when every table it writes is on disk ("matches" is written first)
     done = run.done_shards(table)

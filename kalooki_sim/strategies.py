@@ -38,7 +38,7 @@ import numpy as np
 from .agents.base import EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, default_params, policy_id
 
 __all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "lineup", "learned_policy",
-           "is_learned"]
+           "is_learned", "checkpoint_digests"]
 
 LEARNED = "learned"          # the ``agent`` shown for a strategy that is a checkpoint
 
@@ -155,6 +155,22 @@ def load_strategy(name: str | Path) -> Strategy:
 def is_learned(names) -> bool:
     """Does any of ``names`` resolve to a learned strategy (a checkpoint)?"""
     return any(load_strategy(n).learned for n in names)
+
+
+def checkpoint_digests(strats) -> dict[str, str]:
+    """``{checkpoint path: sha256}`` of the learned ``strats`` (empty for compiled ones): run
+    directories keep it in their config, so a resume refuses a checkpoint that changed under the
+    same path (no torch needed)."""
+    import hashlib
+
+    out = {}
+    for s in strats:
+        if s.learned and s.checkpoint not in out:
+            try:
+                out[s.checkpoint] = hashlib.sha256(Path(s.checkpoint).read_bytes()).hexdigest()
+            except OSError as e:
+                raise StrategyError(f"checkpoint {s.checkpoint}: cannot read it ({e.strerror or e})") from None
+    return out
 
 
 _POLICIES: dict = {}

@@ -280,7 +280,12 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
         for s in strats:
             if s.learned:
                 learned_policy(s, rules)
-    run = RunDir.create(cfg.out, asdict(cfg), cfg.seed, rules, resume=resume)
+    config = asdict(cfg)
+    if any(s.learned for s in strats):               # a resume must find the same networks under those paths
+        from .strategies import checkpoint_digests
+
+        config["checkpoints"] = checkpoint_digests(strats)
+    run = RunDir.create(cfg.out, config, cfg.seed, rules, resume=resume)
     done = run.done_shards("seats")
     if cfg.mode == "matches":
         done &= run.done_shards("hands")

@@ -103,6 +103,10 @@ def test_agents_lists_learned_strategies(ckpt, tmp_path, monkeypatch, capsys):
     assert main(["agents"]) == 0
     line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("mine ")][0]
     assert "learned" in line and "a tiny net" in line and str(ckpt) in line
+    s = load_strategy("mine")                                  # by name, like any named strategy
+    assert s.learned and s.checkpoint == str(ckpt)
+    with pytest.raises(StrategyError, match=r"unknown agent 'nosuch'; known agents: .*greedy.*mine"):
+        load_strategy("nosuch")
 
 
 def test_compiled_commands_do_not_import_torch():
@@ -158,9 +162,32 @@ def test_tournament_with_a_learned_entrant(ckpt, tmp_path):
     assert (seats.groupby(["deal", "seating"]).size() == 4).all()
     for (d, r), g in seats.groupby(["deal", "seating"]):
         assert (g["policy_id"] == -1).sum() == 2                        # the learned entrant sits twice
+    # the same deal in every rotation: its round and dealer seat do not change with the seating
+    assert (seats.groupby("deal")[["round", "dealer"]].nunique() == 1).all().all()
     again = run_tournament(TournamentConfig(**{**cfg.__dict__, "out": str(tmp_path / "b")}), progress=False,
                            results=False).read_table("seats")
     pd.testing.assert_frame_equal(seats, again)                          # deterministic
+    # an interrupted run (its last shard missing) resumes to the same table
+    shards = sorted((tmp_path / "b" / "seats").glob("shard-*.parquet"))
+    assert len(shards) == 2
+    shards[-1].unlink()
+    resumed = run_tournament(TournamentConfig(**{**cfg.__dict__, "out": str(tmp_path / "b")}), resume=True,
+                             progress=False, results=False).read_table("seats")
+    pd.testing.assert_frame_equal(seats, resumed)
+
+
+def test_resume_refuses_a_changed_checkpoint(ckpt, tmp_path):
+    from kalooki_sim.agents.learned import PolicyValueNet, save_checkpoint
+    from kalooki_sim.tournament import TournamentConfig, run_tournament
+
+    mine = tmp_path / "mine.pt"
+    mine.write_bytes(ckpt.read_bytes())
+    cfg = TournamentConfig(agents=(str(mine), "greedy"), deals=1, out=str(tmp_path / "run"))
+    run_tournament(cfg, progress=False, results=False)
+    torch.manual_seed(1)
+    save_checkpoint(mine, PolicyValueNet(hidden=(16,)), load_rules("caribbean"))     # another net, same path
+    with pytest.raises(ValueError, match="config differs"):
+        run_tournament(cfg, resume=True, progress=False, results=False)
 
 
 def test_tournament_mixes_compiled_and_learned_tables(ckpt):
