@@ -120,6 +120,11 @@ class KalookiVecEnv:
                 raise ValueError(f"lineup names {len(lineup)} seats for {n} players")
             learner = [str(x).lower() == LEARNER for x in lineup]
             _, ids, pm = resolve(["random" if x else name for x, name in zip(learner, lineup)])
+            for name, i, x in zip(lineup, ids, learner):
+                if i == EXTERNAL and not x:
+                    raise ValueError(f"{name!r} is a learned strategy (a checkpoint): the env plays compiled agents "
+                                     f"inside its kernel; seat it as 'learner' and act for it, or use "
+                                     f"policy_play.play_policies")
             ids = np.where(learner, EXTERNAL, ids)
             rot = range(n) if rotate else range(1)
             tables = np.array([np.roll(ids, r) for r in rot], dtype=np.int64)

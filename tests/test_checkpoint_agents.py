@@ -229,3 +229,12 @@ def test_play_against_a_learned_opponent(ckpt, tmp_path):
     assert validate_replay(save)["hands"] == 1
     with pytest.raises(ValueError, match="--hint-agent must be a compiled agent"):
         PlaySession("caribbean", ["greedy", "greedy"], hint_agent=str(ckpt))
+
+
+def test_env_refuses_a_checkpoint_as_a_compiled_seat(ckpt):
+    """The env plays only compiled agents inside its kernel: a learned strategy in its lineup is
+    an error that says how to seat it, not a silent learner seat."""
+    from kalooki_sim.env import KalookiVecEnv
+
+    with pytest.raises(ValueError, match="is a learned strategy"):
+        KalookiVecEnv("caribbean", 4, batch=2, lineup=["learner", str(ckpt), "greedy", "greedy"])
