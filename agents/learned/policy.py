@@ -52,20 +52,22 @@ __all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoin
 CHECKPOINT_FORMAT = 2          # 2: the discard scorer and the family bias
 
 
+# the first id of each kind of action (``engine.layout``'s blocks: the single actions, then the
+# ranges ``A_LAY ..``, ``A_DISCARD ..``, ...): the family bias has one logit per kind
+_FAMILY_STARTS = (L.A_PASS, L.A_CALL, L.A_ALLOW, L.A_DENY, L.A_DRAW_STOCK, L.A_DRAW_DISCARD, L.A_END_TURN, L.A_LAY,
+                  L.A_DISCARD, L.A_TACK, L.A_MOVE, L.A_SETSWAP, L.A_SHIFT, L.A_TAKE_END, L.A_SPLIT, L.A_SETSUB,
+                  L.A_SETTAKE, L.A_UPSWAP)
+N_FAMILIES = len(_FAMILY_STARTS)
+
+
 def _action_families() -> torch.Tensor:
-    """The kind of every action id (``engine.layout``'s blocks: the single actions, then the
-    ranges ``A_LAY ..``, ``A_DISCARD ..``, ...), as indices for the family bias."""
-    starts = [L.A_PASS, L.A_CALL, L.A_ALLOW, L.A_DENY, L.A_DRAW_STOCK, L.A_DRAW_DISCARD, L.A_END_TURN, L.A_LAY,
-              L.A_DISCARD, L.A_TACK, L.A_MOVE, L.A_SETSWAP, L.A_SHIFT, L.A_TAKE_END, L.A_SPLIT, L.A_SETSUB,
-              L.A_SETTAKE, L.A_UPSWAP]
-    assert starts == sorted(starts) and starts[0] == 0
+    """The kind of every action id, as indices for the family bias."""
+    assert list(_FAMILY_STARTS) == sorted(_FAMILY_STARTS) and _FAMILY_STARTS[0] == 0
     fam = torch.zeros(N_ACTIONS, dtype=torch.long)
-    for i, a in enumerate(starts):
+    for i, a in enumerate(_FAMILY_STARTS):
         fam[a:] = i
     return fam
 
-
-N_FAMILIES = 18
 _CARDS_AT, _CARDS_LEN = SECTIONS["cards"]
 
 
