@@ -131,9 +131,7 @@ def cmd_tournament(args) -> int:
 
 def cmd_agents(args) -> int:
     """List the agents and named strategies --agents accepts."""
-    from .strategies import known_strategies, load_strategy
-
-    from .strategies import StrategyError
+    from .strategies import StrategyError, known_strategies, load_strategy
 
     for name in known_strategies():
         try:

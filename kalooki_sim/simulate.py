@@ -114,22 +114,17 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
     from tqdm import tqdm
 
     from .rollout import simulate
-    from .strategies import lineup
+    from .strategies import checkpoint_digests, learned_policies, lineup
 
     rules = load_rules(cfg.variant)
     _check(cfg, rules)
     strats, ids, params = lineup(cfg.agents)       # named strategies: an agent and its parameters
-    seats = None
-    if any(s.learned for s in strats):
-        # learned seats (checkpoints) act from Python through the lockstep env; compiled seats stay
-        # compiled inside it.  Loaded (and checked against the rules) before the run directory exists.
-        from .strategies import learned_policy
-
-        seats = [learned_policy(s, rules) if s.learned else name for s, name in zip(strats, cfg.agents)]
+    # learned seats (checkpoints) act from Python through the lockstep env; compiled seats stay
+    # compiled inside it.  Loaded (and checked against the rules) before the run directory exists.
+    policies = learned_policies(strats, rules)
+    seats = [policies.get(i, name) for i, name in enumerate(cfg.agents)] if policies else None
     config = config_dict(cfg)
-    if seats is not None:                  # a resume must find the same networks under those paths
-        from .strategies import checkpoint_digests
-
+    if policies:                           # a resume must find the same networks under those paths
         config["checkpoints"] = checkpoint_digests(strats)
     run = RunDir.create(cfg.out, config, cfg.seed, rules, resume=resume)
     table = "hands"

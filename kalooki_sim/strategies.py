@@ -38,7 +38,7 @@ import numpy as np
 from .agents.base import EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, default_params, policy_id
 
 __all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "lineup", "learned_policy",
-           "is_learned", "checkpoint_digests"]
+           "learned_policies", "is_learned", "checkpoint_digests"]
 
 LEARNED = "learned"          # the ``agent`` shown for a strategy that is a checkpoint
 
@@ -206,6 +206,12 @@ def learned_policy(strategy: Strategy | str, rules):
     pol = LearnedPolicy(net, name=s.name, greedy=True)
     _POLICIES[key] = pol
     return pol
+
+
+def learned_policies(strats, rules) -> dict:
+    """``{index: LearnedPolicy}`` of the learned strategies among ``strats``, each loaded and
+    checked against ``rules`` (``learned_policy``); empty when all are compiled (torch untouched)."""
+    return {i: learned_policy(s, rules) for i, s in enumerate(strats) if s.learned}
 
 
 def lineup(names) -> tuple[list[Strategy], np.ndarray, np.ndarray]:

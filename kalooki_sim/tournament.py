@@ -28,6 +28,7 @@ import pandas as pd
 
 from .records import RunDir
 from .rules import load_rules
+from .strategies import checkpoint_digests, learned_policies
 from .strategies import lineup as resolve_lineup
 
 __all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play_seatings", "run_tournament", "analyse",
@@ -123,11 +124,7 @@ def _check(cfg: TournamentConfig, rules) -> None:
 def play_deals(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Every seating of deals ``first_deal ..``: the seat rows (and in "matches" mode the hand rows)."""
     strats, ids, params = resolve_lineup(cfg.agents)
-    policies = None
-    if any(s.learned for s in strats):
-        from .strategies import learned_policy
-
-        policies = {i: learned_policy(s, rules) for i, s in enumerate(strats) if s.learned}
+    policies = learned_policies(strats, rules)
     return play_seatings(rules, cfg.players, entrant_labels(cfg.agents), ids, params,
                          np.arange(first_deal, first_deal + n_deals, dtype=np.int64), cfg.seed, cfg.mode,
                          strategy_names=[s.name for s in strats], max_hands=cfg.max_hands,
@@ -143,7 +140,7 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
 
     ``policies`` (``{entrant index: Policy}``, e.g. a checkpoint's ``LearnedPolicy``) makes those
     entrants learned: the deals whose table seats one of them are played through
-    ``policy_play.play_policies`` instead (``_play_learned``), the compiled seats of those tables by
+    ``policy_play.play_policies`` instead (``_play_mixed``), the compiled seats of those tables by
     the strategy names ``agent_names``; the other deals keep the compiled batch.
 
     Returns ``(seats, hands)``: one row per deal x seating x seat (``deal``, ``seating``, ``agent``,
@@ -161,34 +158,16 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
     labels = np.asarray(labels, dtype=object)
     seatings = schedules(len(labels), n, deals).reshape(-1, n)
     game_ids = np.repeat(deals, n)
-    extra = {}
-    if mode == "matches":
-        if rules.match_mode == "elimination_pool":
-            extra = dict(max_hands=max_hands, buy_back=buy_back)
-        else:
-            extra = dict(hands_per_game=hands_per_match)
     # an entrant's random stream is its own, whatever seat it takes (copies of one agent differ)
     out = simulate(rules, n, ids[seatings], params[seatings], len(game_ids), seed, mode=mode,
-                   game_ids=game_ids, streams=seatings, **extra)
-    hands, match = (out, None) if mode == "hands" else out
-    row = np.asarray(hands["batch_row"] if match is None else match["batch_row"])
-    base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"], errors="ignore")
-    base.insert(0, "deal", base.pop("game_id"))
-    base.insert(1, "seating", row % n)
-    entrant = seatings[row, base["seat"].to_numpy()]
-    base.insert(2, "agent", labels[entrant])
-    base.insert(3, "strategy", names[entrant])
-    if match is None:
-        return base, None
-    base = base.rename(columns={"match_win_share": "win_share"})
-    # the score that ranks a player: money where the variant plays for money, else the total
-    base["score"] = base["money"] if rules.match_mode != "fixed_hands_low_total" else base["total"]
-    hand_rows = pd.DataFrame(hands)
-    hrow = hand_rows.pop("batch_row").to_numpy()
-    hand_rows.insert(0, "deal", hand_rows.pop("game_id"))
-    hand_rows.insert(1, "seating", hrow % n)
-    hand_rows.insert(2, "agent", labels[seatings[hrow, hand_rows["seat"].to_numpy()]])
-    return base, hand_rows
+                   game_ids=game_ids, streams=seatings,
+                   **_match_extra(rules, mode, max_hands, hands_per_match, buy_back))
+
+    def where(rows):            # a batch row's seating, and its seat -> entrant table
+        r = np.asarray(rows["batch_row"])
+        return r % n, seatings[r]
+
+    return _frames(rules, out, mode, where, labels, names)
 
 
 def _match_extra(rules, mode, max_hands, hands_per_match, buy_back) -> dict:
@@ -197,6 +176,33 @@ def _match_extra(rules, mode, max_hands, hands_per_match, buy_back) -> dict:
     if rules.match_mode == "elimination_pool":
         return dict(max_hands=max_hands, buy_back=buy_back)
     return dict(hands_per_game=hands_per_match)
+
+
+def _frames(rules, out, mode, where, labels, names):
+    """``(seats, hands)`` frames of a batch's output (``simulate``'s or ``play_policies``' columns):
+    each row labelled with its deal, seating, entrant (``agent``) and, in the seat rows, strategy;
+    ``where(columns)`` gives every row's seating and its table (seat -> entrant).  In "matches"
+    mode the seat rows are the match rows, with ``win_share`` and the ``score`` that ranks a
+    player (money where the variant plays for money, else the total)."""
+    hands, match = (out, None) if mode == "hands" else out
+
+    def label(cols, with_strategy):
+        seating, table = where(cols)
+        df = pd.DataFrame(cols).drop(columns=["batch_row"], errors="ignore")
+        entrant = np.take_along_axis(table, df["seat"].to_numpy()[:, None], axis=1)[:, 0]
+        df.insert(0, "deal", df.pop("game_id"))
+        df.insert(1, "seating", seating)
+        df.insert(2, "agent", labels[entrant])
+        if with_strategy:
+            df.insert(3, "strategy", names[entrant])
+        return df
+
+    base = label(hands if match is None else match, True)
+    if match is None:
+        return base, None
+    base = base.rename(columns={"match_win_share": "win_share"})
+    base["score"] = base["money"] if rules.match_mode != "fixed_hands_low_total" else base["total"]
+    return base, label(hands, False)
 
 
 def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names, max_hands, hands_per_match,
@@ -237,25 +243,14 @@ def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names
             table = sched[run[0], r]
             seats = [policies[e] if e in policies else str(agent_names[e]) for e in table]
             out = play_policies(rules, n, seats, k, seed, mode=mode, first_game_id=first, **extra)
-            hands, match = (out, None) if mode == "hands" else out
-            base = pd.DataFrame(hands if match is None else match).drop(columns=["batch_row"], errors="ignore")
-            base.insert(0, "deal", base.pop("game_id"))
-            base.insert(1, "seating", np.full(len(base), r, dtype=np.int64))
-            entrant = table[base["seat"].to_numpy()]
-            base.insert(2, "agent", labels[entrant])
-            base.insert(3, "strategy", names[entrant])
-            if match is None:
-                seat_parts.append(base)
-                hand_parts.append(None)
-                continue
-            base = base.rename(columns={"match_win_share": "win_share"})
-            base["score"] = base["money"] if rules.match_mode != "fixed_hands_low_total" else base["total"]
-            seat_parts.append(base)
-            hand_rows = pd.DataFrame(hands).drop(columns=["batch_row"], errors="ignore")
-            hand_rows.insert(0, "deal", hand_rows.pop("game_id"))
-            hand_rows.insert(1, "seating", np.full(len(hand_rows), r, dtype=np.int64))
-            hand_rows.insert(2, "agent", labels[table[hand_rows["seat"].to_numpy()]])
-            hand_parts.append(hand_rows)
+
+            def where(cols, r=r, table=table):      # every row of this call: rotation r of one table
+                m = len(cols["seat"])
+                return np.full(m, r, dtype=np.int64), np.broadcast_to(table, (m, n))
+
+            a, b = _frames(rules, out, mode, where, labels, names)
+            seat_parts.append(a)
+            hand_parts.append(b)
 
     def join(parts):
         df = pd.concat(parts, ignore_index=True)
@@ -274,17 +269,9 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
     rules = load_rules(cfg.variant)
     _check(cfg, rules)
     strats, _, _ = resolve_lineup(cfg.agents)        # unknown names fail here, before any work
-    if any(s.learned for s in strats):               # and checkpoints that do not fit these rules
-        from .strategies import learned_policy
-
-        for s in strats:
-            if s.learned:
-                learned_policy(s, rules)
     config = asdict(cfg)
-    if any(s.learned for s in strats):               # a resume must find the same networks under those paths
-        from .strategies import checkpoint_digests
-
-        config["checkpoints"] = checkpoint_digests(strats)
+    if learned_policies(strats, rules):              # and checkpoints that do not fit these rules
+        config["checkpoints"] = checkpoint_digests(strats)   # a resume must find the same networks
     run = RunDir.create(cfg.out, config, cfg.seed, rules, resume=resume)
     done = run.done_shards("seats")
     if cfg.mode == "matches":
