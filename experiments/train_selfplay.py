@@ -15,8 +15,9 @@ and the same per-update figures in ``progress.csv``.
    choices by cross-entropy over the masked logits.  ``--dagger-rounds`` then lets the network play
    and the teacher label the states it reaches (DAgger), so it learns to recover from its own
    mistakes, which cloning alone never shows it.
-2. **PPO** (``--value-warmup`` updates first fit the value head alone: cloning trains no value, and
-   advantages from an untrained one moved the cloned policy far in one update; clipped objective, GAE, value loss, entropy bonus, masked logits) on ``--num-envs``
+2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits, CleanRL's target-KL
+   stop; ``--value-warmup`` updates first fit the critic alone: cloning trains no value, and
+   advantages from an untrained one moved the cloned policy far in one update) on ``--num-envs``
    games in lockstep (``kalooki_sim.env``: the opponents are compiled agents played inside the
    loop), one learner seat a game, seats rotated game by game.  The reward is the learner's hand
    win (1 when it goes out), so a hand's return is its win share, what the evaluation measures;
@@ -37,9 +38,10 @@ decisions are not trained on, and their rewards and episode ends go to the learn
 before them (``_advantages``).  During cloning a pool seat plays the teacher.
 
 **Evaluation** (after cloning, every ``--eval-every`` updates and at the end): the argmax policy
-against ``--eval-opponents`` (fixed heuristics; by default ``--opponents``, a pool seat ``greedy``) on ``--eval-deals``
-deals never used in training (game ids from ``EVAL_FIRST_GAME``), each deal played with the learner in every seat (duplicate style); win share with a 95 % interval
-clustered by deal (``stats.clustered_mean``) against the fair share ``1 / players``.
+against ``--eval-opponents`` (fixed heuristics; by default ``--opponents``, a pool seat
+``greedy``) on ``--eval-deals`` deals never used in training (game ids from
+``EVAL_FIRST_GAME``), each deal played with the learner in every seat (duplicate style); win
+share with a 95 % interval clustered by deal (``stats.clustered_mean``) against the fair share ``1 / players``.
 
 **Checkpoints and resume.** Every ``--checkpoint-every`` updates the run writes, each atomically:
 the policy (``agents.learned.save_checkpoint``: rules digest, observation version),
@@ -139,6 +141,11 @@ def parse_args(argv=None) -> Args:
 POOL = "pool"            # an opponent seat played by a past checkpoint (module docstring)
 
 
+def _eval_field(args: Args) -> tuple[str, ...]:
+    """The evaluation's opponents: ``--eval-opponents``, or ``--opponents`` with a pool seat greedy."""
+    return tuple(args.eval_opponents) or tuple("greedy" if x == POOL else x for x in args.opponents)
+
+
 def _tables(n, opponents):
     """One learner seat per game, every seat in turn (game g: the learner in seat g % n)."""
     if len(opponents) != n - 1:
@@ -164,8 +171,7 @@ def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
     """Win share of the argmax policy against the opponents on held-out deals, every seat."""
     pol = LearnedPolicy(net, greedy=True)
     wins, deals = [], []
-    field = args.eval_opponents or tuple("greedy" if x == POOL else x for x in args.opponents)
-    for r, row in enumerate(_tables(args.players, field)):
+    for r, row in enumerate(_tables(args.players, _eval_field(args))):
         seats = [pol if x == "learner" else x for x in row]
         out = play_policies(rules, args.players, seats, args.eval_deals, seed=args.seed, batch=min(256, args.eval_deals),
                             first_game_id=EVAL_FIRST_GAME, mode=args.mode)
@@ -309,7 +315,7 @@ def plot_progress(out: Path, args: Args) -> Path:
         ax.errorbar(x, y, yerr=[lo, hi], fmt="o-", capsize=3,
                     label=f"held-out, argmax ({args.eval_deals} deals x {args.players} seats, 95 % CI)")
     ax.axhline(1 / args.players, color="k", ls="--", lw=0.8, label="fair share")
-    field = ",".join(args.eval_opponents or ("greedy" if x == POOL else x for x in args.opponents))
+    field = ",".join(_eval_field(args))
     ax.set_xlabel("PPO decisions (0: after behaviour cloning)")
     ax.set_ylabel("match win share" if args.mode == "matches" else "hand win share")
     ax.set_title(f"{args.variant}, {args.mode}: learner against {field}", fontsize=10)
