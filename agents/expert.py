@@ -56,6 +56,7 @@ from __future__ import annotations
 import numpy as np
 
 from kalooki_sim.engine.core import draw_mode
+from kalooki_sim.engine.fit import tack_may_fit
 from kalooki_sim.engine.layout import (
     A_DISCARD, G_DISC_N, G_N_MELDS, G_NP, G_HAND_NO, G_LAST_HAND, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, MI_HI,
     MI_KIND, MI_LEN, MI_LO, MK_RUN, N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS,
@@ -72,7 +73,7 @@ from kalooki_sim.rulevec import (
 
 from .discard import _first_legal
 from .greedy import (
-    KNOWN_LEN as GREEDY_KNOWN_LEN, _param, _random_known, _tack_may_fit, _upswap_pick, flow_action,
+    KNOWN_LEN as GREEDY_KNOWN_LEN, _param, _random_known, _upswap_pick, flow_action,
     greedy_discard, play_melds,
 )
 from .known import is_legal
@@ -203,7 +204,7 @@ def feed_share(gs, ps, minfo, rv, g, seat, t, contract, thrown):
             if contract or o != nxt:
                 continue                # no calls and no discard draws once laid down
             for m in range(gs[g, G_N_MELDS]):
-                if _tack_may_fit(minfo, g, m, t):
+                if tack_may_fit(minfo, g, m, t):
                     feed += 1
                     break
             continue

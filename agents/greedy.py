@@ -68,36 +68,11 @@ _KNOWN_FITS = _KNOWN_SCRATCH + _SFW_LEN    # per table meld: the cards it may ta
 KNOWN_LEN = _KNOWN_FITS + M_MAX
 
 
-@njit(_nrt=False)
-def _tack_may_fit(minfo, g, m, t):
-    """False when natural ``t`` certainly cannot be laid off onto table meld ``m`` (wrong suit or
-    not next to a run end, wrong rank for a set, a natural for an all-joker set): the cases where
-    ``fit._run_fit``/``fit._set_fit`` return an error whatever else holds, so ``check_action``
-    would reject the tack.  Jokers and everything else are left to ``check_action``.  (The rule
-    card by card; greedy reads it as ``_tack_candidates``' masks, which tests hold equal to it.)"""
-    if t == JOKER:
-        return True
-    kind = minfo[g, m, MI_KIND]
-    if kind == MK_RUN:
-        if t // 13 != minfo[g, m, MI_KEY]:
-            return False
-        lo = minfo[g, m, MI_LO]
-        hi = minfo[g, m, MI_HI]
-        r = t % 13
-        if r == 0:
-            return lo - 1 == 1 or hi + 1 == 1 or lo - 1 == 14 or hi + 1 == 14
-        q = r + 1
-        return q == lo - 1 or q == hi + 1
-    if kind == MK_SET:
-        return t % 13 == minfo[g, m, MI_KEY]
-    return kind != MK_JSET
-
-
 @njit(_nrt=False, inline="always")
 def _tack_candidates(hands, minfo, g, p, nm, fits):
     """The lay-offs greedy may try, from the melds' open ends instead of asking every held card
     about every meld.  Fills ``fits[m]`` (m < ``nm``) with bit t for each card type ``t`` that
-    ``_tack_may_fit`` table meld m (a joker always), and returns (bit t for each type seat ``p``
+    ``tack_may_fit`` table meld m (a joker always), and returns (bit t for each type seat ``p``
     holds that some meld may take, bit m for each run holding a joker: the joker moves to try)."""
     joker = np.int64(1) << JOKER
     may = joker

@@ -160,10 +160,10 @@ def byte_tops(typingctx, x):
 
 @intrinsic
 def word8(typingctx, arr, start):
-    """``arr[start:start + 8]`` of an int8 C array as one little-endian int64 (byte k =
-    ``arr[start + k]``; the array must hold ``start + 7``; compiled code only)."""
+    """``arr[start:start + 8]`` of an int8 or bool C array as one little-endian int64 (byte k =
+    ``arr[start + k]``, a bool 0 or 1; the array must hold ``start + 7``; compiled code only)."""
     if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
-            and arr.dtype == types.int8 and isinstance(start, types.Integer)):
+            and arr.dtype in (types.int8, types.boolean) and isinstance(start, types.Integer)):
         return None
     sig = types.int64(arr, start)
 

@@ -44,11 +44,14 @@ seating instead (``[T, n]`` ids, game ``g`` uses row ``g % T``).
 **Compiled seats** are played inside ``loop.advance`` (the closed loop's own path: no return to
 Python, no legal mask computed for them); only learner decisions stop it.  The cards each seat
 took from the discard pile (part of the observation) are a tally the loop keeps
-(``loop.CX_TAKEN``).  The rows of a batch run on threads (``lanes.run_lanes``), as
-``loop.advance_rows``/``act_rows`` run them; the env has its own row kernel (``env_kernels.env_rows``: ``act``,
-``advance``, the rewards, the next deal when an episode ends, the encoding) rather than calling
-those two and then further kernels, so each step passes over a row's memory once: at B = 4096 the
-batch holds 350 MiB and a step is bound by cache misses (docs/benchmark-history.md).
+(``loop.CX_TAKEN``).  The rows of a batch run on threads (``lanes.run_lanes``): ``lanes`` of
+them (default: numba's thread count, at most one per 16 rows), lane ``l`` playing rows ``l, l +
+lanes, ...``; the results never depend on it.  The env has its own row kernel
+(``env_kernels.env_rows``: ``act``, ``advance``, the rewards, the next deal when an episode ends,
+the encoding) rather than calling ``loop.advance_rows``/``act_rows`` and then further kernels, so
+each step passes over a row's memory once, and the compiled seats' decision scratch (greedy's
+legality cache, 31 KB) and the encoder's are one per lane, not one per row: a batch of thousands
+of rows is bound by cache misses (docs/benchmark-history.md).
 
 **Errors.**  ``step`` checks every action against the mask first and raises
 ``IllegalActionError`` naming the action, its row and game, and applies nothing.
@@ -56,6 +59,7 @@ batch holds 350 MiB and a step is bound by cache misses (docs/benchmark-history.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from . import loop
@@ -94,7 +98,7 @@ class KalookiVecEnv:
                  episode: str = "hand", reward: str = "hand", rotate: bool = False, tables=None,
                  table_params=None, seed: int = 0, first_game_id: int = 0, hands_per_match=None,
                  max_hands=None, buy_back="always", check: bool = False, keep_rows: int = 0,
-                 legal_lists: bool = False):
+                 legal_lists: bool = False, lanes: int | None = None):
         from .engine.game import check_supported
         from .rollout import buy_back_flags, match_length, max_steps_per_hand, seating_table
         from .rules import Rules, load_rules
@@ -154,7 +158,12 @@ class KalookiVecEnv:
         self.rv = np.ascontiguousarray(self.rules.to_vector(), dtype=np.int64)
         self.seed, self.first_game_id = int(seed), int(first_game_id)
         B = self.batch
-        self.la = loop.LoopArrays(B, self.table_params.shape[2])
+        # thread lanes: lane l plays rows l, l + L, ... and owns the per-decision scratch they share
+        self.lanes = (max(1, min(numba.get_num_threads(), B // _ROWS_PER_THREAD)) if lanes is None
+                      else int(lanes))
+        if not 1 <= self.lanes <= B:
+            raise ValueError(f"lanes must be 1..{B} (the batch), got {lanes}")
+        self.la = loop.LoopArrays(B, self.table_params.shape[2], scratch_rows=self.lanes)
         self.keep_rows = int(keep_rows)
         self._out = loop.LoopArrays.outputs(self.keep_rows, self.hand_limit, n)
         self.gid = np.zeros(B, dtype=np.int64)
@@ -167,8 +176,8 @@ class KalookiVecEnv:
         self.legal_lists = bool(legal_lists)
         self.legal_ids = np.zeros((B, N_ACTIONS if self.legal_lists else 1), dtype=np.int16)
         self.n_legal = np.zeros(B, dtype=np.int64)
-        self._scratch = np.zeros((B, N_ACTIONS), dtype=np.bool_)
-        self._work = np.zeros((B, WORK_LEN), dtype=np.int64)      # the encoder's scratch
+        self._scratch = np.zeros((self.lanes, N_ACTIONS), dtype=np.bool_)
+        self._work = np.zeros((self.lanes, WORK_LEN), dtype=np.int64)      # the encoder's scratch
         self._err = np.zeros(B, dtype=np.int64)
         self._actions = np.zeros(B, dtype=np.int64)
         self._choice_ids = np.zeros(B, dtype=np.int64)
@@ -178,12 +187,12 @@ class KalookiVecEnv:
     # ---- the kernel
     def _run(self, mode: int) -> None:
         la = self.la
-        run_lanes(env_rows, self.batch, mode, *la.state.arrays(), self.rv, *la.loop_arrays(), *self._out,
+        run_lanes(env_rows, self.lanes, mode, *la.state.arrays(), self.rv, *la.loop_arrays(), *self._out,
                   self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
                   self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
                   self.reward_mode == "match", self.gid, self.wins_seen, self.rewards, self.dones,
                   self.results, self.obs, self.seat, self.legal_ids, self.n_legal, self._work, self._scratch,
-                  self._err, self._actions, self._choice_ids, self._choice_params, min_per_thread=_ROWS_PER_THREAD)
+                  self._err, self._actions, self._choice_ids, self._choice_params)
 
     @property
     def mask(self) -> np.ndarray:
@@ -210,7 +219,8 @@ class KalookiVecEnv:
     def _state_arrays(self) -> dict:
         st = self.la.state
         out = {f"state.{k}": getattr(st, k) for k in type(st).__dataclass_fields__}
-        out.update({f"loop.{k}": v for k, v in self.la.__dict__.items() if isinstance(v, np.ndarray)})
+        out.update({f"loop.{k}": v for k, v in self.la.__dict__.items()
+                    if isinstance(v, np.ndarray) and k != "known"})       # (scratch: nothing to resume)
         for k in ("gid", "wins_seen", "rewards", "dones", "results", "obs", "seat", "legal_ids", "n_legal"):
             out[k] = getattr(self, k)
         for i, a in enumerate(self._out):

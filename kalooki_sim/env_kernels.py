@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .agents.base import EXTERNAL
+from .bits import lowest_bit, word8
 from .engine.layout import A_LAY, G_TO_ACT, N_ACTIONS, P_MAX
 from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
 from .jit import njit
@@ -32,6 +33,27 @@ MODE_RESET, MODE_STEP, MODE_CHOOSE = 0, 1, 2
 # kernel error codes (err[b]); ERR_LOOP + CX_ERR: the loop stopped on an error
 ERR_NO_CHOICE = 1            # a compiled seat chose nothing
 ERR_LOOP = 1_000_000
+
+
+@njit(_nrt=False)
+def list_legal(mask, ids):
+    """Write the legal ids of ``mask`` (bool[N_ACTIONS]) into ``ids`` in increasing order; return
+    their number.  Eight mask bytes are one word (``bits.word8``) and a legal id is one set bit of
+    it, so a decision's handful of legal actions among 3730 costs 467 loads, not 3730 tests."""
+    k = 0
+    i = 0
+    while i + 8 <= N_ACTIONS:
+        w = word8(mask, i)
+        while w != 0:
+            ids[k] = i + (lowest_bit(w) >> 3)
+            k += 1
+            w &= w - 1
+        i += 8
+    for a in range(i, N_ACTIONS):
+        if mask[a]:
+            ids[k] = a
+            k += 1
+    return k
 
 
 @njit(_nrt=False)
@@ -71,16 +93,11 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 rew[b, p] += w - wins_seen[b, p]
                 wins_seen[b, p] = w
         if st == ST_WAITING:
-            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask[b], work[b],
+            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask[b], work,
                    obs[b])
             seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
             if legal_ids.shape[1] == N_ACTIONS:         # the legal ids listed (``legal_lists``)
-                k = 0
-                for a in range(N_ACTIONS):
-                    if mask[b, a]:
-                        legal_ids[b, k] = a
-                        k += 1
-                n_legal[b] = k
+                n_legal[b] = list_legal(mask[b], legal_ids[b])
             return 0
         elif st == ST_OVER:
             nw = sx[b, SX_N_MWIN]
@@ -103,14 +120,64 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
             return ERR_LOOP + ctx[b, CX_ERR]
 
 
+@njit(_nrt=False)
+def _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+         sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
+         tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
+         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
+         work, scratch, err, actions, choice_ids, choice_params, b):
+    """``env_rows``' work on row ``b``, with its lane's scratch rows ``work`` and ``scratch``."""
+    if mode == MODE_CHOOSE:
+        seat = gs[b, G_TO_ACT]
+        if seat < 0:
+            actions[b] = -1
+            return
+        p = sp[b, SP_REAL, seat]
+        saved = seats[b, p]
+        seats[b, p] = choice_ids[b]
+        for j in range(params.shape[2]):         # swap the row in (choice_params: [B, k])
+            x = params[b, p, j]
+            params[b, p, j] = choice_params[b, j]
+            choice_params[b, j] = x
+        a = agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                         rv, b, sp, seats, params, keys, ctrs, known, scratch)
+        for j in range(params.shape[2]):         # and back
+            x = params[b, p, j]
+            params[b, p, j] = choice_params[b, j]
+            choice_params[b, j] = x
+        seats[b, p] = saved
+        actions[b] = a
+        return
+    for p in range(P_MAX):
+        rew[b, p] = 0.0
+    done[b] = False
+    if mode == MODE_RESET:
+        _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+               sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
+               gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
+    else:
+        e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
+                sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, actions[b])
+        if e != 0:
+            err[b] = e
+            return
+    err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                  sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
+                  tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
+                  hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs,
+                  seat_out, legal_ids, n_legal, work)
+
+
 @njit
 def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
               sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
               tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
               max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
               work, scratch, err, actions, choice_ids, choice_params, k_from, k_to):
-    """The environment's one kernel, over rows ``k_from .. k_to - 1`` (``lanes.run_lanes`` splits a
-    batch over threads; each row owns its state, so the split changes nothing):
+    """The environment's one kernel, over the lanes ``k_from .. k_to - 1`` (``lanes.run_lanes``
+    splits them over threads): lane ``l`` plays rows ``l, l + L, l + 2L, ...`` (``L`` lanes: the
+    rows of ``known``, ``work`` and ``scratch``, the per-decision scratch its rows share one after
+    another).  Each row owns its game state, so the split changes nothing:
 
     * ``MODE_RESET``: deal row ``b``'s game ``gid[b]`` and play to its first learner decision;
     * ``MODE_STEP``: apply the pending learner decision ``actions[b]`` and play to the next one;
@@ -120,47 +187,16 @@ def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
 
     One kernel for the three, not three: each kernel that reaches the engine costs a cold compile
     a full link and code generation of the loop."""
-    for k in range(k_from, k_to):
-        b = np.uint64(k)
-        if mode == MODE_CHOOSE:
-            seat = gs[b, G_TO_ACT]
-            if seat < 0:
-                actions[b] = -1
-                continue
-            p = sp[b, SP_REAL, seat]
-            saved = seats[b, p]
-            seats[b, p] = choice_ids[b]
-            for j in range(params.shape[2]):         # swap the row in (choice_params: [B, k])
-                x = params[b, p, j]
-                params[b, p, j] = choice_params[b, j]
-                choice_params[b, j] = x
-            a = agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                             rv, b, sp, seats, params, keys, ctrs, known, scratch[b])
-            for j in range(params.shape[2]):         # and back
-                x = params[b, p, j]
-                params[b, p, j] = choice_params[b, j]
-                choice_params[b, j] = x
-            seats[b, p] = saved
-            actions[b] = a
-            continue
-        for p in range(P_MAX):
-            rew[b, p] = 0.0
-        done[b] = False
-        if mode == MODE_RESET:
-            _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
-        else:
-            e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-                    sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, actions[b])
-            if e != 0:
-                err[b] = e
-                continue
-        err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                      sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
-                      tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
-                      hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs,
-                      seat_out, legal_ids, n_legal, work)
+    n_rows = gs.shape[0]
+    n_lanes = known.shape[0]
+    for lane in range(k_from, k_to):
+        ln = np.uint64(lane)
+        for k in range(lane, n_rows, n_lanes):
+            _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
+                 tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
+                 max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
+                 work[ln], scratch[ln], err, actions, choice_ids, choice_params, np.uint64(k))
 
 
 @njit(_nrt=False)

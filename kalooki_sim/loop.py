@@ -24,10 +24,17 @@ parameters, streams, seed, game id).
 
 Arrays of a loop (``LoopArrays`` builds them): the engine state (13 arrays), the sheet
 (``sp, sx, sev``), ``seats, params``, ``keys`` (uint64[B, P_MAX]) and ``ctrs`` (int64[B, P_MAX]) of
-the policy streams, ``known`` (greedy's legality cache), ``mask``, ``ctx`` (int64[B, NCX]: ``CX_*``),
+the policy streams, ``known`` (the compiled seats' decision scratch: greedy's legality cache and
+the like, int64[L, KNOWN_LEN]), ``mask``, ``ctx`` (int64[B, NCX]: ``CX_*``),
 and the outputs ``rows`` (int64[NR, O, H, n]: one plane per ``R_*`` column, written per hand and
 real player), ``mrows`` (int64[NM, O, n]: per match and player) and ``mwin`` (float64[O, n]: match
 win shares), where ``O`` is the output row ``ctx[b, CX_OUT]`` of the game (-1: no output).
+
+``known`` holds nothing from one decision to the next (every decision starts by forgetting it), so
+it need not have a row per game: row ``b`` uses ``known[b % L]``.  The closed loop gives each lane
+its own (``L = B``); the lockstep environment gives each thread one and lets a thread take the rows
+``t, t + L, ...``, so a batch of thousands of games does not carry 30 KB of scratch per game
+through the cache at every step.
 """
 
 from __future__ import annotations
@@ -111,10 +118,15 @@ class LoopArrays:
 
     ``state`` is the engine's ``State``; ``loop_arrays()`` the rest of a kernel's arguments in their
     order, outputs excluded (``outputs`` makes those, for ``n_out`` games of at most ``hands`` hands
-    and ``n_players`` players).  ``k`` is the width of a parameter row."""
+    and ``n_players`` players).  ``k`` is the width of a parameter row; ``scratch_rows`` the rows of
+    ``known`` (default one per game row; fewer only for a driver that runs the rows ``t, t +
+    scratch_rows, ...`` on one thread, module docstring)."""
 
-    def __init__(self, batch: int, k: int = 1):
+    def __init__(self, batch: int, k: int = 1, scratch_rows: int | None = None):
         B = int(batch)
+        L = B if scratch_rows is None else int(scratch_rows)
+        if not 1 <= L <= B:
+            raise ValueError(f"scratch_rows must be 1..{B}, got {scratch_rows}")
         self.state = State.empty(B)
         self.sp, self.sx, self.sev = new_sheet(B)
         self.seats = np.full((B, P_MAX), EXTERNAL, dtype=np.int64)
@@ -123,7 +135,7 @@ class LoopArrays:
         self.ctrs = np.zeros((B, P_MAX), dtype=np.int64)
         self.ctx = np.zeros((B, NCX), dtype=np.int64)
         self.ctx[:, CX_OUT] = -1
-        self.known = np.zeros((B, KNOWN_LEN), dtype=np.int64)
+        self.known = np.zeros((L, KNOWN_LEN), dtype=np.int64)
         self.mask = np.zeros((B, N_ACTIONS), dtype=np.bool_)
 
     def loop_arrays(self) -> tuple:
@@ -354,7 +366,7 @@ def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_
     if st != ST_PLAYING:
         return st
     check = ctx[b, CX_CHECK] == 1
-    lane_known = known[b]
+    lane_known = known[np.uint64(b) % np.uint64(known.shape[0])]
     lane_mask = mask[b]
     while True:
         if ctx[b, CX_STEPS] >= ctx[b, CX_MAX_STEPS]:
@@ -439,8 +451,9 @@ def agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     agent = seats[b, p]
     if agent == EXTERNAL:
         return -1
+    lane_known = known[np.uint64(b) % np.uint64(known.shape[0])]
     return seat_action(agent, params[b, p], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                       plan_n, hscore, hwin, rv, b, seat, known[b], scratch, keys[b, p], ctrs[b, p:p + 1])
+                       plan_n, hscore, hwin, rv, b, seat, lane_known, scratch, keys[b, p], ctrs[b, p:p + 1])
 
 
 @njit

@@ -274,6 +274,41 @@ def test_legal_lists_are_the_mask():
         obs, mask, *_ = env.step(env.random_actions(rng))
 
 
+def test_list_legal_matches_flatnonzero():
+    """The word-at-a-time listing of a mask (``env_kernels.list_legal``) against numpy, on random
+    masks of every density, the last ids (the tail after the last whole word) included."""
+    from kalooki_sim.env_kernels import list_legal
+
+    rng = np.random.default_rng(11)
+    ids = np.zeros(N_ACTIONS, dtype=np.int16)
+    for density in (0.0, 0.001, 0.01, 0.3, 1.0):
+        for _ in range(50):
+            mask = rng.random(N_ACTIONS) < density
+            mask[-int(rng.integers(1, 4)):] = rng.random() < 0.5     # the tail set or not
+            n = list_legal(mask, ids)
+            np.testing.assert_array_equal(ids[:n], np.flatnonzero(mask))
+
+
+def test_lanes_change_nothing():
+    """How many lanes share the compiled seats' decision scratch (``lanes``: one per thread by
+    default) never changes a game: 1 and 4 lanes give the same arrays at every step."""
+    lineup = ["learner", "greedy", "sharp", "learner"]
+    envs = [KalookiVecEnv("caribbean", 4, batch=10, seed=2, lineup=lineup, legal_lists=True, lanes=k)
+            for k in (1, 4)]
+    out = [e.reset() for e in envs]
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        np.testing.assert_array_equal(out[0][0], out[1][0])
+        np.testing.assert_array_equal(out[0][1], out[1][1])
+        a = envs[0].random_actions(rng)
+        out = [e.step(a) for e in envs]
+        for x, y in zip(out[0][2:4], out[1][2:4]):
+            np.testing.assert_array_equal(x, y)
+    assert envs[1].la.known.shape[0] == 4
+    with pytest.raises(ValueError, match="lanes"):
+        KalookiVecEnv("caribbean", 4, batch=2, lanes=3)
+
+
 def test_match_rewards_are_the_match_win_shares():
     """``reward="match"``: nothing until a match ends, then each player's match win share (the
     same as the finished episode's ``results``); hand wins add up in ``results`` too."""

@@ -140,13 +140,13 @@ def _py_feed(A, rv, g, seat, t):
     n = int(gs[g, L.G_NP])
     contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT
     nxt = (seat + (1 if rv[R_PLAY_DIRECTION] == PLAY_DIRECTION_LEFT else -1)) % n
-    from kalooki_sim.agents.greedy import _tack_may_fit
+    from kalooki_sim.engine.fit import tack_may_fit
     feed = 0
     for o in range(n):
         if o == seat:
             continue
         if ps[g, o, L.PS_LAID]:
-            if not contract and o == nxt and any(_tack_may_fit(minfo, g, m, t)
+            if not contract and o == nxt and any(tack_may_fit(minfo, g, m, t)
                                                 for m in range(gs[g, L.G_N_MELDS])):
                 feed += 1
             continue

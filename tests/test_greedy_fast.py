@@ -5,7 +5,7 @@
 * ``_usefulness_planes`` (the usefulness counts of every held card at once, as bit planes) must
   give ``card_usefulness`` for each, and ``_discard_pick``'s (best, runner-up) must be the first
   two cards of the measure computed from the definitions;
-* ``_tack_may_fit`` may only rule out lay-offs that ``fit._fit_err`` rejects, and
+* ``tack_may_fit`` may only rule out lay-offs that ``fit._fit_err`` rejects, and
   ``_tack_candidates`` must hold every held card it lets through (checked on the tables of real
   games of every preset).
 """
@@ -24,7 +24,8 @@ from kalooki_sim.bits import (
 )
 from kalooki_sim.agents.compiled import card_usefulness, choose_action, contract_shortfall
 from kalooki_sim.agents.discard import _discard_pick, _lane_type, _suit_lanes, _usefulness_planes
-from kalooki_sim.agents.greedy import _tack_candidates, _tack_may_fit
+from kalooki_sim.agents.greedy import _tack_candidates
+from kalooki_sim.engine.fit import tack_may_fit
 from kalooki_sim.agents.measures import (
     _SFW_BASE, _SFW_LEN, _SFW_PM, _closer_with, _sf_changed, _sf_prepare, _shortfall_with,
 )
@@ -419,8 +420,8 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
                                                   and minfo[0, m, L.MI_NJ] > 0), m
                     for t in range(L.N_TYPES):
                         # the meld's mask is the prefilter, card by card
-                        assert ((fits[m] >> t) & 1) == _tack_may_fit(minfo, 0, m, t), (m, t)
-                        if not _tack_may_fit(minfo, 0, m, t):
+                        assert ((fits[m] >> t) & 1) == tack_may_fit(minfo, 0, m, t), (m, t)
+                        if not tack_may_fit(minfo, 0, m, t):
                             assert fit._fit_err(minfo, mcards, mas, rv, 0, m, t) != 0, (m, t)
                             checked += 1
                         elif A[2][0, act, t] > 0:

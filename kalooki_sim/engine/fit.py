@@ -187,6 +187,35 @@ def _move_target(minfo, mcards, rv, g, m, p):
 
 
 @njit(_nrt=False)
+def tack_may_fit(minfo, g, m, t):
+    """False when natural ``t`` certainly cannot be laid off onto table meld ``m`` (wrong suit or
+    not next to a run end, wrong rank for a set, a natural for an all-joker set): the cases where
+    ``fit._run_fit``/``fit._set_fit`` return an error whatever else holds, so ``check_action``
+    would reject the tack.  Jokers and everything else are left to ``check_action``.
+
+    Public because the legal mask tries only the lay-offs it allows (a hand of a dozen cards
+    against a table of ten melds is 120 questions to ``check_action`` otherwise, and nearly all
+    fail here), and the agents judge lay-offs by it (greedy reads it as ``_tack_candidates``'
+    masks, which tests hold equal to it)."""
+    if t == JOKER:
+        return True
+    kind = minfo[g, m, MI_KIND]
+    if kind == MK_RUN:
+        if t // 13 != minfo[g, m, MI_KEY]:
+            return False
+        lo = minfo[g, m, MI_LO]
+        hi = minfo[g, m, MI_HI]
+        r = t % 13
+        if r == 0:
+            return lo - 1 == 1 or hi + 1 == 1 or lo - 1 == 14 or hi + 1 == 14
+        q = r + 1
+        return q == lo - 1 or q == hi + 1
+    if kind == MK_SET:
+        return t % 13 == minfo[g, m, MI_KEY]
+    return kind != MK_JSET
+
+
+@njit(_nrt=False)
 def _fit_err(minfo, mcards, mas, rv, g, m, t):
     """0 if card type ``t`` can be laid off onto table meld ``m`` now (fit, growth rule and the
     per-turn lay-off limits of runs, A21/V2), else the ``E_*`` code."""

@@ -24,7 +24,7 @@ from ..rulevec import (
     SET_JOKER_SWAP_ONE_FOR_ONE_3CARD,
 )
 from .common import _hand_count, _holds_any, _holds_more_than
-from .fit import _debt_tack_ok, _fit_err, _may_layoff, _move_target
+from .fit import _debt_tack_ok, _fit_err, _may_layoff, _move_target, tack_may_fit
 from .flow import _allow_ok, _caller_ok, _deny_ok
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS,
@@ -83,7 +83,8 @@ def _has_tack(gs, ps, hands, minfo, mcards, mas, rv, g, p):
     for t in range(N_TYPES):
         if hands[g, p, t] > 0:
             for m in range(gs[g, G_N_MELDS]):
-                if _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, t) == 0:
+                if (tack_may_fit(minfo, g, m, t)
+                        and _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, t) == 0):
                     return True
     return False
 
@@ -389,8 +390,9 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
             nc += 1
             if layoff:
                 for m in range(nm):
-                    cands[nc] = A_TACK + m * N_TYPES + t
-                    nc += 1
+                    if tack_may_fit(minfo, g, m, t):
+                        cands[nc] = A_TACK + m * N_TYPES + t
+                        nc += 1
     if ps[g, p, PS_LAID] == 1 or rv[R_JOKER_SWAP_REQUIRES_OPENED] == 0:
         for m in range(nm):
             if minfo[g, m, MI_KIND] == MK_RUN and minfo[g, m, MI_NJ] > 0:
