@@ -18,7 +18,8 @@ N_ACTIONS], the first ``n_legal[b]`` of row ``b`` in increasing order): a decisi
 of legal actions among 3730, so a learner that samples or scores candidates (a random learner,
 DouZero-style scoring) reads a few numbers instead of scanning the mask in Python.
 
-The arrays are the environment's own buffers, overwritten by the next call (copy to keep them).
+The arrays are the environment's own buffers, overwritten by the next call (copy to keep them);
+``obs`` is read-only, since the kernel rewrites only what changed in a row (``observation.encode``).
 
 **Episodes and autoreset.**  ``episode="hand"``: one hand per game, round ``game_id % n_rounds``
 with a drawn dealer (as ``rollout.simulate(mode="hands")``); ``episode="match"``: a whole match
@@ -171,7 +172,9 @@ class KalookiVecEnv:
         self.rewards = np.zeros((B, P_MAX), dtype=np.float32)
         self.dones = np.zeros(B, dtype=np.bool_)
         self.results = np.zeros((B, NRES, P_MAX), dtype=np.float64)
-        self.obs = np.zeros((B, OBS_DIM), dtype=np.float32)
+        self._obs = np.zeros((B, OBS_DIM), dtype=np.float32)      # written by the kernel only
+        self.obs = self._obs.view()
+        self.obs.flags.writeable = False
         self.seat = np.zeros(B, dtype=np.int64)
         self.legal_lists = bool(legal_lists)
         self.legal_ids = np.zeros((B, N_ACTIONS if self.legal_lists else 1), dtype=np.int16)
@@ -191,7 +194,7 @@ class KalookiVecEnv:
                   self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
                   self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
                   self.reward_mode == "match", self.gid, self.wins_seen, self.rewards, self.dones,
-                  self.results, self.obs, self.seat, self.legal_ids, self.n_legal, self._work, self._scratch,
+                  self.results, self._obs, self.seat, self.legal_ids, self.n_legal, self._work, self._scratch,
                   self._err, self._actions, self._choice_ids, self._choice_params)
 
     @property
@@ -221,8 +224,9 @@ class KalookiVecEnv:
         out = {f"state.{k}": getattr(st, k) for k in type(st).__dataclass_fields__}
         out.update({f"loop.{k}": v for k, v in self.la.__dict__.items()
                     if isinstance(v, np.ndarray) and k != "known"})       # (scratch: nothing to resume)
-        for k in ("gid", "wins_seen", "rewards", "dones", "results", "obs", "seat", "legal_ids", "n_legal"):
+        for k in ("gid", "wins_seen", "rewards", "dones", "results", "seat", "legal_ids", "n_legal"):
             out[k] = getattr(self, k)
+        out["obs"] = self._obs
         for i, a in enumerate(self._out):
             out[f"out.{i}"] = a
         return out
@@ -337,6 +341,6 @@ class KalookiVecEnv:
     def nbytes(self) -> int:
         """Memory held by the batch (state, loop and env buffers)."""
         arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.wins_seen,
-                self.rewards, self.dones, self.results, self.obs, self.seat, self.legal_ids, self.n_legal,
+                self.rewards, self.dones, self.results, self._obs, self.seat, self.legal_ids, self.n_legal,
                 self._work, self._scratch, self._err, self._actions, self._choice_ids, self._choice_params]
         return int(sum(a.nbytes for a in arrs if isinstance(a, np.ndarray)))

@@ -64,6 +64,8 @@ from .agents.expert import THROWN_LEN, feed_share, live_potential, _seen, thrown
 from .agents.measures import (
     _SFW_BASE, _SFW_LEN, _sf_changed, _sf_prepare, _shortfall_with, card_usefulness, contract_shortfall,
 )
+import numpy as np
+
 from .jit import njit
 from .loop import CX_TAKEN
 from .rulevec import (
@@ -130,9 +132,16 @@ def _rel(i, seat, n):
 def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask, work, out):
     """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]), ``mask`` its
     legal actions; returns that engine seat (-1: nobody to act, ``out`` zeroed).  ``work``:
-    scratch, int64[WORK_LEN]."""
-    return encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, gs[b, G_TO_ACT], sp,
-                       sx, ctx, mask[A_LAY], work, out)
+    scratch, int64[WORK_LEN].
+
+    ``out`` must hold zeros or ``encode``'s own previous output (the lockstep environment's buffer,
+    which it hands out read-only): the meld slots used neither then nor now are zero already and
+    are not written again.  Most of the 32 slots are empty, and at thousands of rows a step's cost
+    is the memory it writes (docs/benchmark-history.md)."""
+    prev = np.int64(out[O_SCAL + 5] * M_MAX + 0.5)      # the previous view's table melds
+    nm = gs[b, G_N_MELDS]
+    return _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, gs[b, G_TO_ACT], sp,
+                   sx, ctx, mask[A_LAY], work, out, min(M_MAX, max(prev, nm)))
 
 
 @njit(_nrt=False)
@@ -143,7 +152,17 @@ def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
     such seat, ``out`` zeroed).  ``lay_ok``: the seat is to act and may lay plan 0 down (its mask
     has ``A_LAY``): only then is the plan its own and current, and the lay section filled.
     ``work``: scratch, int64[WORK_LEN]."""
-    for j in range(OBS_DIM):
+    return _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok,
+                   work, out, M_MAX)
+
+
+@njit(_nrt=False)
+def _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok, work,
+            out, dirty_melds):
+    """``encode_view``, clearing only the first ``dirty_melds`` meld slots (the others hold zeros)."""
+    for j in range(O_MELDS + dirty_melds * F_MELD):
+        out[j] = 0.0
+    for j in range(O_TABLE, OBS_DIM):
         out[j] = 0.0
     if seat < 0 or seat >= gs[b, G_NP]:
         return -1

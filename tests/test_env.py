@@ -274,6 +274,26 @@ def test_legal_lists_are_the_mask():
         obs, mask, *_ = env.step(env.random_actions(rng))
 
 
+def test_step_observation_is_the_full_encoding():
+    """The env's kernel rewrites only the meld slots used now or at the row's previous decision
+    (``observation.encode``): at every step of whole matches (tables filling and cleared at each
+    deal) its ``obs`` equals a full encoding into zeros, and users get it read-only."""
+    env = KalookiVecEnv("caribbean", 4, batch=6, seed=8, episode="match",
+                        lineup=["learner", "greedy", "learner", "sharp"])
+    obs, mask, _ = env.reset()
+    rng = np.random.default_rng(2)
+    st = env.la.state
+    most = 0
+    for _ in range(1500):
+        np.testing.assert_array_equal(obs, _encode(env, st, env.la.sp, env.la.sx, env.la.ctx))
+        most = max(most, int(st.gs[:, L.G_N_MELDS].max()))
+        obs, mask, *_ = env.step(env.random_actions(rng))
+    assert most >= 4
+    assert not obs.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        obs[0, 0] = 1.0
+
+
 def test_list_legal_matches_flatnonzero():
     """The word-at-a-time listing of a mask (``env_kernels.list_legal``) against numpy, on random
     masks of every density, the last ids (the tail after the last whole word) included."""
