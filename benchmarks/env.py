@@ -14,10 +14,11 @@ pick alone: one index per row into the env's ``legal_ids``; ``pick=mask`` lines 
 the mask in numpy instead), and ``batch_bytes`` (every array the batch holds,
 ``KalookiVecEnv.nbytes``).
 
-With torch installed (``--network``, on by default), the same for the network of
-``agents/learned`` (``PolicyValueNet``, 256-256 units, untrained) choosing the learner's actions
-(``lineup=vs_greedy_network``, B = 64 and 1024), and ``what=train``: training samples per second
-of a PPO-style update (forward, clipped loss, backward, Adam step) on minibatches of 1024 recorded
+With torch installed (``--network``, on by default), the same with the shipped network choosing
+the learner's actions (``lineup=vs_greedy_network``, every ``B``; ``net=learned-caribbean``, the
+strategy ``configs/agents/learned-caribbean``, for Caribbean with 4 players, else an untrained
+``PolicyValueNet`` of ``agents/learned``), and ``what=train``: training samples per second of a
+PPO-style update (forward, clipped loss, backward, Adam step) on minibatches of 1024 recorded
 decisions.
 
 Then the closed-loop simulator in the same run: ``rollout.simulate`` of greedy Caribbean hands,
@@ -75,13 +76,28 @@ def _run_env(rules, n, B, lineup, seconds, seed, legal_lists=True):
                 hands_per_s=round(episodes / el, 1), reset_s=round(reset_s, 3), batch_bytes=env.nbytes())
 
 
-def _run_env_network(rules, n, B, seconds, seed):
+SHIPPED = "learned-caribbean"
+
+
+def _network(rules, n, seed):
+    """The shipped policy where it fits the rules (its checkpoint names them), else an untrained
+    network of the same class; and its name."""
     import torch
 
     from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet
+    from kalooki_sim.strategies import StrategyError, learned_policy
 
+    if n == 4:
+        try:
+            return learned_policy(SHIPPED, rules), SHIPPED
+        except StrategyError:
+            pass
     torch.manual_seed(seed)
-    pol = LearnedPolicy(PolicyValueNet())
+    return LearnedPolicy(PolicyValueNet()), "untrained"
+
+
+def _run_env_network(rules, n, B, seconds, seed):
+    pol, name = _network(rules, n, seed)
     env = KalookiVecEnv(rules, n, batch=B, lineup=["learner"] + ["greedy"] * (n - 1), seed=seed)
     rng = np.random.default_rng(seed)
     obs, mask, _ = env.reset()
@@ -96,7 +112,7 @@ def _run_env_network(rules, n, B, seconds, seed):
         el = time.perf_counter() - t0
         if el >= seconds and steps >= 3:
             break
-    return dict(decisions_per_s=round(B * steps / el), steps=steps, step_ms=round(1e3 * el / steps, 3),
+    return dict(net=name, decisions_per_s=round(B * steps / el), steps=steps, step_ms=round(1e3 * el / steps, 3),
                 network_ms=round(1e3 * net_s / steps, 3))
 
 
@@ -180,7 +196,7 @@ def main(argv=None) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-        for B in (64, 1024):
+        for B in (int(x) for x in args.batches.split(",")):
             _line(what="env", lineup="vs_greedy_network", batch=B, **_run_env_network(rules, n, B, args.seconds, args.seed))
         _line(what="train", **_train_samples_per_s(rules, n, args.seconds, args.seed))
     per_hand = _decisions_per_greedy_hand(rules, n, args.seed)

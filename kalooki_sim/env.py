@@ -19,7 +19,8 @@ of legal actions among 3730, so a learner that samples or scores candidates (a r
 DouZero-style scoring) reads a few numbers instead of scanning the mask in Python.
 
 The arrays are the environment's own buffers, overwritten by the next call (copy to keep them);
-``obs`` is read-only, since the kernel rewrites only what changed in a row (``observation.encode``).
+``obs`` is read-only, since the kernel rewrites only what changed in a row (``observation.encode``):
+hand it to torch as a copy (``torch.tensor(obs)``), not shared (``torch.from_numpy`` warns).
 
 **Episodes and autoreset.**  ``episode="hand"``: one hand per game, round ``game_id % n_rounds``
 with a drawn dealer (as ``rollout.simulate(mode="hands")``); ``episode="match"``: a whole match
