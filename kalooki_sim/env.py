@@ -13,14 +13,15 @@ the next game when one ends) and writes, still compiled, that decision's observa
 * ``dones``   bool[B]               the row's episode (a hand or a match) ended during this call
 * ``info``    ``seat`` (int64[B], the real player who decides now), ``game_id`` (int64[B]).
 
-With ``legal_lists=True`` the kernel also lists every row's legal ids, ``legal_ids`` (int16[B,
-N_ACTIONS], the first ``n_legal[b]`` of row ``b`` in increasing order): a decision has a handful
-of legal actions among 3730, so a learner that samples or scores candidates (a random learner,
-DouZero-style scoring) reads a few numbers instead of scanning the mask in Python.
+The kernel also lists every row's legal ids, ``legal_ids`` (int16[B, N_ACTIONS], the first
+``n_legal[b]`` of row ``b`` in increasing order): a decision has a handful of legal actions among
+3730, so a learner that samples or scores candidates (a random learner, DouZero-style scoring)
+reads a few numbers instead of scanning the mask in Python.
 
 The arrays are the environment's own buffers, overwritten by the next call (copy to keep them);
-``obs`` is read-only, since the kernel rewrites only what changed in a row (``observation.encode``):
-hand it to torch as a copy (``torch.tensor(obs)``), not shared (``torch.from_numpy`` warns).
+``obs`` and ``mask`` are read-only, since the kernel rewrites only what changed in a row (the meld
+slots used, ``observation.encode``; the previous and the new legal ids): hand them to torch as
+copies (``torch.tensor(obs)``), not shared (``torch.from_numpy`` warns).
 
 **Episodes and autoreset.**  ``episode="hand"``: one hand per game, round ``game_id % n_rounds``
 with a drawn dealer (as ``rollout.simulate(mode="hands")``); ``episode="match"``: a whole match
@@ -100,7 +101,7 @@ class KalookiVecEnv:
                  episode: str = "hand", reward: str = "hand", rotate: bool = False, tables=None,
                  table_params=None, seed: int = 0, first_game_id: int = 0, hands_per_match=None,
                  max_hands=None, buy_back="always", check: bool = False, keep_rows: int = 0,
-                 legal_lists: bool = False, lanes: int | None = None):
+                 lanes: int | None = None, legal_lists=None):
         from .engine.game import check_supported
         from .rollout import buy_back_flags, match_length, max_steps_per_hand, seating_table
         from .rules import Rules, load_rules
@@ -177,8 +178,11 @@ class KalookiVecEnv:
         self.obs = self._obs.view()
         self.obs.flags.writeable = False
         self.seat = np.zeros(B, dtype=np.int64)
-        self.legal_lists = bool(legal_lists)
-        self.legal_ids = np.zeros((B, N_ACTIONS if self.legal_lists else 1), dtype=np.int16)
+        # (``legal_lists``: accepted from callers written when the lists were optional; always kept)
+        self._mask = np.zeros((B, N_ACTIONS), dtype=np.bool_)     # written by the kernel only
+        self._mask_view = self._mask.view()
+        self._mask_view.flags.writeable = False
+        self.legal_ids = np.zeros((B, N_ACTIONS), dtype=np.int16)
         self.n_legal = np.zeros(B, dtype=np.int64)
         self._scratch = np.zeros((self.lanes, N_ACTIONS), dtype=np.bool_)
         self._work = np.zeros((self.lanes, WORK_LEN), dtype=np.int64)      # the encoder's scratch
@@ -195,13 +199,14 @@ class KalookiVecEnv:
                   self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
                   self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
                   self.reward_mode == "match", self.gid, self.wins_seen, self.rewards, self.dones,
-                  self.results, self._obs, self.seat, self.legal_ids, self.n_legal, self._work, self._scratch,
+                  self.results, self._obs, self._mask, self.seat, self.legal_ids, self.n_legal, self._work,
+                  self._scratch,
                   self._err, self._actions, self._choice_ids, self._choice_params)
 
     @property
     def mask(self) -> np.ndarray:
-        """bool[B, N_ACTIONS]: the legal actions of every row's pending decision."""
-        return self.la.mask
+        """bool[B, N_ACTIONS]: the legal actions of every row's pending decision (read-only)."""
+        return self._mask_view
 
     @property
     def game_id(self) -> np.ndarray:
@@ -224,10 +229,11 @@ class KalookiVecEnv:
         st = self.la.state
         out = {f"state.{k}": getattr(st, k) for k in type(st).__dataclass_fields__}
         out.update({f"loop.{k}": v for k, v in self.la.__dict__.items()
-                    if isinstance(v, np.ndarray) and k != "known"})       # (scratch: nothing to resume)
+                    if isinstance(v, np.ndarray) and k not in ("known", "mask")})     # (per-lane scratch)
         for k in ("gid", "wins_seen", "rewards", "dones", "results", "seat", "legal_ids", "n_legal"):
             out[k] = getattr(self, k)
         out["obs"] = self._obs
+        out["mask"] = self._mask
         for i, a in enumerate(self._out):
             out[f"out.{i}"] = a
         return out
@@ -261,7 +267,7 @@ class KalookiVecEnv:
         self._run(MODE_RESET)
         self._raise()
         self._ready = True
-        return self.obs, self.la.mask, self._info()
+        return self.obs, self.mask, self._info()
 
     def check_actions(self, actions) -> np.ndarray:
         """``actions`` as int64[B], or ``IllegalActionError`` naming the first illegal one."""
@@ -274,7 +280,7 @@ class KalookiVecEnv:
         out = (a < 0) | (a >= N_ACTIONS)
         bad = np.flatnonzero(out)
         if not bad.size:
-            bad = np.flatnonzero(~self.la.mask[np.arange(self.batch), a])
+            bad = np.flatnonzero(~self._mask[np.arange(self.batch), a])
         if bad.size:
             from .engine.game import action_text
 
@@ -294,7 +300,7 @@ class KalookiVecEnv:
         self._actions[:] = self.check_actions(actions)
         self._run(MODE_STEP)
         self._raise()
-        return self.obs, self.la.mask, self.rewards, self.dones, self._info()
+        return self.obs, self.mask, self.rewards, self.dones, self._info()
 
     def compiled_actions(self, agents, params=None) -> np.ndarray:
         """What a compiled agent (a strategy name, or one per row) would play at every row's pending
@@ -316,19 +322,10 @@ class KalookiVecEnv:
         return self._actions.copy()
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per row (numpy only, for smoke runs and benchmarks).
-        With ``legal_lists`` one pick per row from ``legal_ids``; else the legal ids of all rows by
-        one ``flatnonzero`` of the flat mask (a 2-d ``nonzero`` and ``bincount`` cost 3.7x as
-        much: 6.2 against 1.7 ms for 1024 rows), then one pick per row."""
-        if self.legal_lists:
-            pick = (rng.random(self.batch) * self.n_legal).astype(np.int64)
-            return self.legal_ids[np.arange(self.batch), pick].astype(np.int64)
-        m = self.la.mask
-        flat = np.flatnonzero(m)
-        counts = np.count_nonzero(m, axis=1)
-        first = np.cumsum(counts) - counts
-        pick = first + (rng.random(self.batch) * counts).astype(np.int64)
-        return flat[pick] - np.arange(self.batch, dtype=np.int64) * m.shape[1]
+        """A uniformly random legal action per row (numpy only, for smoke runs and benchmarks): one
+        pick per row from ``legal_ids``."""
+        pick = (rng.random(self.batch) * self.n_legal).astype(np.int64)
+        return self.legal_ids[np.arange(self.batch), pick].astype(np.int64)
 
     def result_rows(self):
         """The per-hand rows (``rollout.simulate``'s columns; in match episodes ``(hands, matches)``)
@@ -342,6 +339,7 @@ class KalookiVecEnv:
     def nbytes(self) -> int:
         """Memory held by the batch (state, loop and env buffers)."""
         arrs = [*self.la.__dict__.values(), *self.la.state.arrays(), *self._out, self.gid, self.wins_seen,
-                self.rewards, self.dones, self.results, self._obs, self.seat, self.legal_ids, self.n_legal,
+                self.rewards, self.dones, self.results, self._obs, self._mask, self.seat, self.legal_ids,
+                self.n_legal,
                 self._work, self._scratch, self._err, self._actions, self._choice_ids, self._choice_params]
         return int(sum(a.nbytes for a in arrs if isinstance(a, np.ndarray)))

@@ -57,6 +57,19 @@ def list_legal(mask, ids):
 
 
 @njit(_nrt=False)
+def _publish_legal(lane_mask, row_mask, ids, n_legal, b):
+    """Row ``b``'s legal actions, left by the loop in its lane's mask, into the row's own mask and
+    list: the previous decision's entries cleared by its list, the new ones set (a few bytes of
+    the row's 3730 written, where zeroing the row would drag all of it through the cache)."""
+    for i in range(n_legal[b]):
+        row_mask[ids[i]] = False
+    k = list_legal(lane_mask, ids)
+    for i in range(k):
+        row_mask[ids[i]] = True
+    n_legal[b] = k
+
+
+@njit(_nrt=False)
 def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
            sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
            gid, first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen):
@@ -79,7 +92,8 @@ def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n
 def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
          sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
          tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal, work):
+         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
+         work):
     """Play row ``b`` on to its next learner decision (the compiled seats inside ``loop.advance``,
     new games dealt as episodes end), adding up rewards and keeping the finished episode's results;
     encode the decision.  Returns 0 or an error."""
@@ -93,11 +107,11 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 rew[b, p] += w - wins_seen[b, p]
                 wins_seen[b, p] = w
         if st == ST_WAITING:
-            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask[b], work,
+            lane_mask = mask[b % np.uint64(mask.shape[0])]
+            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, lane_mask, work,
                    obs[b])
             seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
-            if legal_ids.shape[1] == N_ACTIONS:         # the legal ids listed (``legal_lists``)
-                n_legal[b] = list_legal(mask[b], legal_ids[b])
+            _publish_legal(lane_mask, umask[b], legal_ids[b], n_legal, b)
             return 0
         elif st == ST_OVER:
             nw = sx[b, SX_N_MWIN]
@@ -124,7 +138,7 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
 def _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
          sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
          tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
+         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
          work, scratch, err, actions, choice_ids, choice_params, b):
     """``env_rows``' work on row ``b``, with its lane's scratch rows ``work`` and ``scratch``."""
     if mode == MODE_CHOOSE:
@@ -164,7 +178,7 @@ def _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                   sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
                   tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
-                  hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs,
+                  hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask,
                   seat_out, legal_ids, n_legal, work)
 
 
@@ -172,12 +186,13 @@ def _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
 def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
               sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
               tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-              max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
+              max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
               work, scratch, err, actions, choice_ids, choice_params, k_from, k_to):
     """The environment's one kernel, over the lanes ``k_from .. k_to - 1`` (``lanes.run_lanes``
     splits them over threads): lane ``l`` plays rows ``l, l + L, l + 2L, ...`` (``L`` lanes: the
-    rows of ``known``, ``work`` and ``scratch``, the per-decision scratch its rows share one after
-    another).  Each row owns its game state, so the split changes nothing:
+    rows of ``known``, ``mask``, ``work`` and ``scratch``, the per-decision scratch its rows share
+    one after another; ``umask``, ``legal_ids`` and ``n_legal`` are the rows' own legal actions).
+    Each row owns its game state, so the split changes nothing:
 
     * ``MODE_RESET``: deal row ``b``'s game ``gid[b]`` and play to its first learner decision;
     * ``MODE_STEP``: apply the pending learner decision ``actions[b]`` and play to the next one;
@@ -195,7 +210,7 @@ def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
             _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
                  sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
                  tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-                 max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, seat_out, legal_ids, n_legal,
+                 max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
                  work[ln], scratch[ln], err, actions, choice_ids, choice_params, np.uint64(k))
 
 

@@ -3,7 +3,7 @@
 ``advance`` plays game row ``b`` until a seat whose agent is *external* must decide, or until the
 match is over.  A compiled agent's decision is asked of ``agents.compiled.seat_action`` and applied
 at once; an external seat's decision is left to the caller, with the legal-action mask ready in
-``mask[b]``, and handed back through ``act``.  After every action the loop keeps the hand's
+``mask[b % L]`` (below), and handed back through ``act``.  After every action the loop keeps the hand's
 tallies (lay-down turns, calls, cards taken from the pile) and, when the engine ends a hand, passes it to the match flow
 (``engine.match_flow``: the score sheet, the next deal) and writes the hand's result rows.  So:
 
@@ -25,16 +25,18 @@ parameters, streams, seed, game id).
 Arrays of a loop (``LoopArrays`` builds them): the engine state (13 arrays), the sheet
 (``sp, sx, sev``), ``seats, params``, ``keys`` (uint64[B, P_MAX]) and ``ctrs`` (int64[B, P_MAX]) of
 the policy streams, ``known`` (the compiled seats' decision scratch: greedy's legality cache and
-the like, int64[L, KNOWN_LEN]), ``mask``, ``ctx`` (int64[B, NCX]: ``CX_*``),
+the like, int64[L, KNOWN_LEN]), ``mask`` (bool[L, N_ACTIONS]), ``ctx`` (int64[B, NCX]: ``CX_*``),
 and the outputs ``rows`` (int64[NR, O, H, n]: one plane per ``R_*`` column, written per hand and
 real player), ``mrows`` (int64[NM, O, n]: per match and player) and ``mwin`` (float64[O, n]: match
 win shares), where ``O`` is the output row ``ctx[b, CX_OUT]`` of the game (-1: no output).
 
-``known`` holds nothing from one decision to the next (every decision starts by forgetting it), so
-it need not have a row per game: row ``b`` uses ``known[b % L]``.  The closed loop gives each lane
-its own (``L = B``); the lockstep environment gives each thread one and lets a thread take the rows
-``t, t + L, ...``, so a batch of thousands of games does not carry 30 KB of scratch per game
-through the cache at every step.
+``known`` holds nothing from one decision to the next (every decision starts by forgetting it),
+and ``mask`` only until the caller has read an external seat's legal actions, so neither needs a
+row per game: row ``b`` uses ``known[b % L]`` and ``mask[b % L]``.  The closed loop, ``Game`` and
+the lockstep drivers give each row its own (``L = B``); the lockstep environment gives each thread
+one and lets a thread take the rows ``t, t + L, ...``, copying each decision's legal ids out at
+once, so a batch of thousands of games does not carry 34 KB of scratch per game through the cache
+at every step.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ __all__ = [
 
 # loop status (ctx[b, CX_STATUS])
 ST_PLAYING = 0
-ST_WAITING = 1           # an external seat must act: mask[b] holds its legal actions
+ST_WAITING = 1           # an external seat must act: mask[b % L] holds its legal actions
 ST_OVER = 2              # the match is over
 ST_FAILED = 3            # stopped on an error (ctx[b, CX_ERR])
 
@@ -119,8 +121,9 @@ class LoopArrays:
     ``state`` is the engine's ``State``; ``loop_arrays()`` the rest of a kernel's arguments in their
     order, outputs excluded (``outputs`` makes those, for ``n_out`` games of at most ``hands`` hands
     and ``n_players`` players).  ``k`` is the width of a parameter row; ``scratch_rows`` the rows of
-    ``known`` (default one per game row; fewer only for a driver that runs the rows ``t, t +
-    scratch_rows, ...`` on one thread, module docstring)."""
+    ``known`` and ``mask`` (default one per game row; fewer only for a driver that runs the rows
+    ``t, t + scratch_rows, ...`` on one thread and reads each decision's mask at once, module
+    docstring)."""
 
     def __init__(self, batch: int, k: int = 1, scratch_rows: int | None = None):
         B = int(batch)
@@ -136,7 +139,7 @@ class LoopArrays:
         self.ctx = np.zeros((B, NCX), dtype=np.int64)
         self.ctx[:, CX_OUT] = -1
         self.known = np.zeros((L, KNOWN_LEN), dtype=np.int64)
-        self.mask = np.zeros((B, N_ACTIONS), dtype=np.bool_)
+        self.mask = np.zeros((L, N_ACTIONS), dtype=np.bool_)
 
     def loop_arrays(self) -> tuple:
         return (self.sp, self.sx, self.sev, self.seats, self.params, self.keys, self.ctrs, self.ctx,
@@ -360,14 +363,14 @@ def _fail(ctx, b, err):
 @njit(_nrt=False)
 def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
             sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin):
-    """Play row ``b`` until an external decision is due (``ST_WAITING``, ``mask[b]`` filled), the
+    """Play row ``b`` until an external decision is due (``ST_WAITING``, ``mask[b % L]`` filled), the
     match is over (``ST_OVER``) or an error stops it (``ST_FAILED``); returns the status."""
     st = ctx[b, CX_STATUS]
     if st != ST_PLAYING:
         return st
     check = ctx[b, CX_CHECK] == 1
     lane_known = known[np.uint64(b) % np.uint64(known.shape[0])]
-    lane_mask = mask[b]
+    lane_mask = mask[np.uint64(b) % np.uint64(mask.shape[0])]
     while True:
         if ctx[b, CX_STEPS] >= ctx[b, CX_MAX_STEPS]:
             return _fail(ctx, b, ERR_MAX_STEPS)
@@ -429,7 +432,7 @@ def act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, h
     _note_take(ctx, b, took)
     if ctx[b, CX_CHECK] == 1:
         r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                             hscore, hwin, rv, b, True, mask[b])
+                             hscore, hwin, rv, b, True, mask[np.uint64(b) % np.uint64(mask.shape[0])])
         if r != 0:
             _fail(ctx, b, 1000 + r)
             return 1000 + r

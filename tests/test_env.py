@@ -31,7 +31,7 @@ PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: 
 def _encode(env, st, sp, sx, ctx):
     out = np.zeros((env.batch, OBS_DIM), dtype=np.float32)
     encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n, env.rv,
-                sp, sx, ctx, env.la.mask, np.full(env.batch, -1, dtype=np.int64),
+                sp, sx, ctx, env.mask, np.full(env.batch, -1, dtype=np.int64),
                 np.zeros((env.batch, WORK_LEN), dtype=np.int64), out)
     return out
 
@@ -261,17 +261,26 @@ def test_pile_take_tally_follows_every_take(preset, answer):
     assert want <= kinds, kinds
 
 
-def test_legal_lists_are_the_mask():
-    """``legal_lists=True``: ``legal_ids[b, :n_legal[b]]`` is exactly the mask's legal ids, at every
-    step; the random learner picking from them plays legal actions only."""
-    env = KalookiVecEnv("caribbean", 5, batch=8, seed=4, legal_lists=True,
+def test_mask_and_legal_lists_are_the_engines():
+    """The env's mask (kept by clearing the previous decision's legal ids and setting the new ones)
+    is the engine's legal mask of the position at every step, with two rows per lane and a random
+    seat using the lane's mask as its own scratch; ``legal_ids[b, :n_legal[b]]`` lists exactly its
+    legal ids, so the random learner picking from them plays legal actions only."""
+    from kalooki_sim.engine.core import legal_mask
+
+    env = KalookiVecEnv("caribbean", 5, batch=8, seed=4, lanes=4,
                         lineup=["learner", "greedy", "random", "learner", "greedy"])
     obs, mask, info = env.reset()
     rng = np.random.default_rng(3)
+    truth = np.zeros(N_ACTIONS, dtype=np.bool_)
+    arrays = env.la.state.arrays()
     for _ in range(300):
         for b in range(env.batch):
+            legal_mask(*arrays, env.rv, b, truth)
+            np.testing.assert_array_equal(mask[b], truth)
             np.testing.assert_array_equal(env.legal_ids[b, :env.n_legal[b]], np.flatnonzero(mask[b]))
         obs, mask, *_ = env.step(env.random_actions(rng))
+    assert not mask.flags.writeable
 
 
 def test_step_observation_is_the_full_encoding():
@@ -313,7 +322,7 @@ def test_lanes_change_nothing():
     """How many lanes share the compiled seats' decision scratch (``lanes``: one per thread by
     default) never changes a game: 1 and 4 lanes give the same arrays at every step."""
     lineup = ["learner", "greedy", "sharp", "learner"]
-    envs = [KalookiVecEnv("caribbean", 4, batch=10, seed=2, lineup=lineup, legal_lists=True, lanes=k)
+    envs = [KalookiVecEnv("caribbean", 4, batch=10, seed=2, lineup=lineup, lanes=k)
             for k in (1, 4)]
     out = [e.reset() for e in envs]
     rng = np.random.default_rng(5)
@@ -352,13 +361,13 @@ def test_match_rewards_are_the_match_win_shares():
 
 def test_state_dict_resumes_the_same_games():
     """An env restored from ``state_dict`` into a fresh env goes on exactly as the original."""
-    a = KalookiVecEnv("k40", 4, batch=5, seed=8, episode="match", max_hands=4, legal_lists=True)
+    a = KalookiVecEnv("k40", 4, batch=5, seed=8, episode="match", max_hands=4)
     a.reset()
     rng = np.random.default_rng(1)
     for _ in range(40):
         a.step(a.random_actions(rng))
     saved = a.state_dict()
-    b = KalookiVecEnv("k40", 4, batch=5, seed=0, episode="match", max_hands=4, legal_lists=True)
+    b = KalookiVecEnv("k40", 4, batch=5, seed=0, episode="match", max_hands=4)
     b.load_state_dict(saved)
     for _ in range(200):
         act = a.random_actions(np.random.default_rng(_))

@@ -41,7 +41,7 @@ def test_network_plays_only_legal_actions_and_repeats_with_its_rng():
     np.testing.assert_array_equal(runs[0], runs[1])
     greedy = LearnedPolicy(pol.net, greedy=True)
     a = greedy.act(obs, mask, np.random.default_rng(0))
-    logits, value = pol.net(torch.tensor(obs), torch.as_tensor(mask))     # (the env's obs is read-only: a copy)
+    logits, value = pol.net(torch.tensor(obs), torch.tensor(mask))     # (the env's buffers are read-only: copies)
     np.testing.assert_array_equal(a, logits.argmax(dim=1).numpy())
     assert value.shape == (16,)
 

@@ -133,10 +133,11 @@ class LearnedPolicy:
         legal = np.asarray(legal, dtype=np.bool_)
         if not legal.any(axis=1).all():
             raise ValueError("every row needs at least one legal action")
+        # (the env's buffers are read-only: torch gets copies of those)
         obs = np.asarray(obs, dtype=np.float32)
-        if not obs.flags.writeable:                 # the env's read-only buffer: torch wants its own
-            obs = obs.copy()
-        logits, _ = self.net(torch.from_numpy(obs), torch.as_tensor(legal))
+        obs = obs if obs.flags.writeable else obs.copy()
+        legal = legal if legal.flags.writeable else legal.copy()
+        logits, _ = self.net(torch.from_numpy(obs), torch.from_numpy(legal))
         # only the legal entries are scored (a handful of the 3730 per row): Gumbel noise on all
         # of them cost more than the network's forward pass
         B, A = legal.shape
