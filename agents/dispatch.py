@@ -81,8 +81,10 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
                         hscore, hwin, rv, g)
     k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                    rv, g, mask)
-    a = choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                      plan_n, hscore, hwin, rv, g, seat, mask, k, key, ctr)
+    # random_action, not choose_action: its own inlined greedy would be compiled with every loop
+    if policy_id != RANDOM or k <= 0:
+        return -1
+    a = random_action(mask, k, key, ctr)
     if a >= 0 and a < N_ACTIONS and not mask[a]:
         return -1
     return a

@@ -53,7 +53,7 @@ from .measures import _SFW_LEN, _wants, card_usefulness
 from .random_agent import random_action
 
 
-@njit
+@njit(_nrt=False, inline="always")     # (a kernel would be compiled for every constant i)
 def _param(params, i, default):
     """``params[i]`` if present and > 0, else ``default`` (an all-zero row = default agent)."""
     if i < params.shape[0] and params[i] > 0.0:

@@ -67,6 +67,33 @@ def test_run_lanes_covers_every_lane_once_whatever_the_thread_count():
         numba.set_num_threads(old)
 
 
+@njit(cache=False, inline="always")
+def _summed(x, k):
+    y = x
+    for i in range(k):
+        y += i
+    return y
+
+
+@njit(cache=False, inline="always")
+def _twice_summed(x):
+    return _summed(x, 3) - _summed(x, 2)
+
+
+@njit(cache=False)
+def _inlines_three_times(x):
+    return 100 * _summed(x, 3) + _summed(x + 1, 2) + 1000 * _twice_summed(x)
+
+
+def test_inlined_callees_are_prepared_once_and_inlined_at_every_site():
+    """``jit._MemoInlineInlinables``: one untyped IR per inlined function serves every call site,
+    nested ones too, each site with variables of its own."""
+    from kalooki_sim import jit
+    assert _inlines_three_times(5) == 100 * 8 + 7 + 1000 * 2
+    assert _summed.py_func in jit._INLINE_IR and _twice_summed.py_func in jit._INLINE_IR
+    assert not _summed.signatures                   # inlined everywhere, never called
+
+
 def _kernel_files():
     root = Path(kalooki_sim.__file__).resolve().parent
     return sorted(root.rglob("*.py")) + sorted((root.parent / "agents").rglob("*.py"))

@@ -206,7 +206,7 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
     return _discard_err(gs, hands, rv, g, p, a - A_DISCARD)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, specialise_constants=False)   # (agents ask ``check_flow_action`` first, by constant)
 def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                  rv, g, a):
     """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure but
