@@ -360,12 +360,17 @@ def _untyped_pipeline(state, name="untyped"):
     return _memo_inlining(DefaultPassBuilder.define_untyped_pipeline(state, name))
 
 
+# ``_MemoInlineWorker.inline_ir`` is numba 0.68's, copied: another numba compiles with its own pass.
+_MEMO_INLINING = numba.__version__.split(".")[:2] == ["0", "68"]
+
+
 class _KernelCompiler(CompilerBase):
     """numba's nopython pipeline with ``_MemoInlineInlinables`` for ``InlineInlinables``: the same
     IR, each inlined callee prepared once per process instead of once per call site."""
 
     def define_pipelines(self):
-        return [_memo_inlining(DefaultPassBuilder.define_nopython_pipeline(self.state))]
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        return [_memo_inlining(pm) if _MEMO_INLINING else pm]
 
 
 class KernelDispatcher(CPUDispatcher):

@@ -89,7 +89,10 @@ def test_inlined_callees_are_prepared_once_and_inlined_at_every_site():
     """``jit._MemoInlineInlinables``: one untyped IR per inlined function serves every call site,
     nested ones too, each site with variables of its own."""
     from kalooki_sim import jit
+    assert jit._MEMO_INLINING == numba.__version__.startswith("0.68.")   # the numba it was copied from
     assert _inlines_three_times(5) == 100 * 8 + 7 + 1000 * 2
+    if not jit._MEMO_INLINING:
+        return
     assert _summed.py_func in jit._INLINE_IR and _twice_summed.py_func in jit._INLINE_IR
     assert not _summed.signatures                   # inlined everywhere, never called
 
