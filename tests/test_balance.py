@@ -181,7 +181,9 @@ def test_ray_backend_matches_local_and_survives_a_killed_worker(tiny_run, tmp_pa
     try:
         t0 = time.time()
         run_study(cfg, backend=be, progress=False, report=False)
-        assert time.time() - t0 < 120
+        # a guard against a hang, not a speed test: a worker may have to compile the closed loop
+        # from an empty cache (about two minutes, more beside other compiles)
+        assert time.time() - t0 < 600
     finally:
         be.close()
         ray.shutdown()
