@@ -49,6 +49,8 @@ compiled seats' too, since the engine keeps no history.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .engine.layout import (
     A_LAY, G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
     G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN,
@@ -64,8 +66,6 @@ from .agents.expert import THROWN_LEN, feed_share, live_potential, _seen, thrown
 from .agents.measures import (
     _SFW_BASE, _SFW_LEN, _sf_changed, _sf_prepare, _shortfall_with, card_usefulness, contract_shortfall,
 )
-import numpy as np
-
 from .jit import njit
 from .loop import CX_TAKEN
 from .rulevec import (
