@@ -15,7 +15,7 @@ from .bits import lowest_bit, word8
 from .engine.layout import A_LAY, G_TO_ACT, N_ACTIONS, P_MAX
 from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
 from .jit import njit
-from .loop import CX_ERR, ST_OVER, ST_WAITING, act, advance, agent_action, start
+from .loop import CX_ERR, ST_OVER, ST_WAITING, act, advance, agent_action, lane_row, start
 from .observation import encode, encode_view
 from .rulevec import R_N_ROUNDS
 
@@ -107,7 +107,7 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 rew[b, p] += w - wins_seen[b, p]
                 wins_seen[b, p] = w
         if st == ST_WAITING:
-            lane_mask = mask[b % np.uint64(mask.shape[0])]
+            lane_mask = lane_row(mask, b)
             encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, lane_mask, work,
                    obs[b])
             seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]

@@ -69,6 +69,7 @@ __all__ = [
     "CX_OUT", "CX_GAME", "CX_SEED", "CX_STATUS", "CX_ERR", "CX_STEPS", "CX_MAX_STEPS", "CX_CHECK",
     "CX_PAUSE", "CX_LAST", "CX_LAID", "CX_CALLS", "CX_TAKEN", "CX_DENIED", "NCX", "ROW_COLUMNS", "MATCH_PLANES", "NR", "NM",
     "start", "attach", "advance", "act", "agent_action", "closed_loop", "advance_rows", "act_rows", "LoopArrays",
+    "lane_row",
 ]
 
 
@@ -156,6 +157,13 @@ class LoopArrays:
         return (np.zeros((NR, n_out, hands, n_players), dtype=np.int64),
                 np.zeros((NM, n_out, n_players), dtype=np.int64),
                 np.zeros((n_out, n_players), dtype=np.float64))
+
+
+@njit(_nrt=False, inline="always")
+def lane_row(arr, b):
+    """Row ``b``'s row of a scratch array shared by the rows of a lane (``known``, ``mask``:
+    ``arr[b % L]``, module docstring)."""
+    return arr[np.uint64(b) % np.uint64(arr.shape[0])]
 
 
 @njit(_nrt=False)
@@ -369,8 +377,8 @@ def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_
     if st != ST_PLAYING:
         return st
     check = ctx[b, CX_CHECK] == 1
-    lane_known = known[np.uint64(b) % np.uint64(known.shape[0])]
-    lane_mask = mask[np.uint64(b) % np.uint64(mask.shape[0])]
+    lane_known = lane_row(known, b)
+    lane_mask = lane_row(mask, b)
     while True:
         if ctx[b, CX_STEPS] >= ctx[b, CX_MAX_STEPS]:
             return _fail(ctx, b, ERR_MAX_STEPS)
@@ -432,7 +440,7 @@ def act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, h
     _note_take(ctx, b, took)
     if ctx[b, CX_CHECK] == 1:
         r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                             hscore, hwin, rv, b, True, mask[np.uint64(b) % np.uint64(mask.shape[0])])
+                             hscore, hwin, rv, b, True, lane_row(mask, b))
         if r != 0:
             _fail(ctx, b, 1000 + r)
             return 1000 + r
@@ -454,7 +462,7 @@ def agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     agent = seats[b, p]
     if agent == EXTERNAL:
         return -1
-    lane_known = known[np.uint64(b) % np.uint64(known.shape[0])]
+    lane_known = lane_row(known, b)
     return seat_action(agent, params[b, p], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
                        plan_n, hscore, hwin, rv, b, seat, lane_known, scratch, keys[b, p], ctrs[b, p:p + 1])
 
