@@ -3,7 +3,7 @@
 The two (or three) physical copies of a natural card are interchangeable for every rule, so the
 engine works with *card types*: ``suit * 13 + rank_index`` for the 52 naturals (rank index 0 = ace,
 1 = two, ..., 12 = king; suits C, D, H, S) and ``JOKER = 52``.  A hand is a count vector over the
-53 types.  Text uses the notation of RULES.md §1.3: ``AH 10S QD JK`` and declared jokers ``JK=6H``.
+53 types.  Text uses the notation of docs/rules.md §1.3: ``AH 10S QD JK`` and declared jokers ``JK=6H``.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def cards_of_counts(counts: np.ndarray) -> list[Card]:
 
 
 def physical_to_type(card_id: int, n_decks: int) -> int:
-    """Map a physical card id of RULES.md §1.2 (deck copies, jokers after the naturals) to its type."""
+    """Map a physical card id of docs/rules.md §1.2 (deck copies, jokers after the naturals) to its type."""
     return JOKER if card_id >= N_NATURAL * n_decks else card_id % N_NATURAL
 
 

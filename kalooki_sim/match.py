@@ -1,11 +1,11 @@
-"""Match scoring: one hand's result applied to the score sheet (RULES.md §2.2, §2.5, §2.6, §2.7).
+"""Match scoring: one hand's result applied to the score sheet (docs/rules.md §2.2, §2.5, §2.6, §2.7).
 
 The score sheet of a game is five small arrays per game (seat-indexed, ``n_players`` used):
 
 ``active[P]``        1 while the player is in the game (``elimination_pool``; always 1 otherwise)
 ``totals[P]``        cumulative penalty points (the sheet's *points* columns; reset on a buy-back)
 ``units[P]``         running net of hand payments (the *units* columns; antes and buy-backs are not
-                     booked here, RULES.md §2.2 "Score sheet")
+                     booked here, docs/rules.md §2.2 "Score sheet")
 ``buybacks_used[P]`` buy-backs taken this game
 ``pool[1]``          antes + buy-back payments (the *pool* column, as a running total)
 
@@ -275,7 +275,7 @@ def settle_hand(rv, n_players, active, totals, units, buybacks_used, pool,
 
 @njit
 def final_money(rv, n_players, active, units, buybacks_used, pool, out):
-    """Money of each player (RULES.md §2.2): units - ante - buy-backs x stake + pool for the game winner.
+    """Money of each player (docs/rules.md §2.2): units - ante - buy-backs x stake + pool for the game winner.
 
     Before the game is over nobody holds the pool, so the amounts only sum to zero at the end.
     Per-hand modes have no ante, buy-back or pool: money = units.

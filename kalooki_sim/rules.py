@@ -1,4 +1,4 @@
-"""Every knob of RULES.md §4 as a frozen, hashable ``Rules`` value, loaded and validated from TOML.
+"""Every knob of docs/rules.md §4 as a frozen, hashable ``Rules`` value, loaded and validated from TOML.
 
 A variant is data, never a code branch: presets live in ``configs/variants/*.toml`` (a preset may
 ``extends`` another and only state what differs), house variations V1-V7 are overlay files in
@@ -80,7 +80,7 @@ _META_KEYS = ("name", "description", "extends", "overlay", "applies_to")
 
 @dataclass(frozen=True)
 class Rules:
-    """One fully resolved variant.  Field meanings: RULES.md §4 (same names).
+    """One fully resolved variant.  Field meanings: docs/rules.md §4 (same names).
 
     ``hand_size`` is an int, a tuple by round, or a tuple of ``(n_players, size)`` pairs;
     ``contracts`` a tuple of ``(threes, fours)`` by round; ``penalty_value`` the penalty of each of
@@ -352,7 +352,7 @@ def _check_keys(data: Mapping, label: str) -> None:
     known = {f.name for f in dataclasses.fields(Rules)} | set(_META_KEYS)
     for k in data:
         if k not in known:
-            raise RulesError(label, k, "unknown key (not a knob of RULES.md §4)")
+            raise RulesError(label, k, "unknown key (not a knob of docs/rules.md §4)")
 
 
 def _build(data: dict, overrides: Mapping, label: str) -> Rules:

@@ -1,4 +1,4 @@
-"""Penalty of cards left in hand (RULES.md §2.1 / §2.2 value tables, per variant)."""
+"""Penalty of cards left in hand (docs/rules.md §2.1 / §2.2 value tables, per variant)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Honest numbers: win rates and means with confidence intervals.
 
-Win shares are fractional when a hand or match is won jointly (ties shared, RULES.md A14), so a
+Win shares are fractional when a hand or match is won jointly (ties shared, docs/rules.md A14), so a
 win rate is the mean of per-game shares; its interval is Wilson's for whole wins and a normal
 interval on the mean otherwise.  Everything returns plain floats / DataFrames for tables and plots.
 """

@@ -19,7 +19,7 @@ from .search import K_JSET, K_RUN, K_SET, MAX_MELDS, REC, best_lay_down_counts
 
 __all__ = ["is_legal_meld", "meld_value", "opening_value", "meets_contract", "best_lay_down", "LayDown"]
 
-# Caribbean players say "three" / "four", British ones "group" / "sequence" (RULES.md §1.4)
+# Caribbean players say "three" / "four", British ones "group" / "sequence" (docs/rules.md §1.4)
 _KINDS = {None: KIND_ANY, "any": KIND_ANY, "set": KIND_SET, "run": KIND_RUN, "three": KIND_SET,
           "four": KIND_RUN, "group": KIND_SET, "sequence": KIND_RUN}
 
