@@ -47,7 +47,7 @@ from .agents.base import EXTERNAL
 from .agents.compiled import KNOWN_LEN, seat_action
 from .engine.core import STREAM_POLICY_BASE, apply_action, check_invariants, legal_mask, step
 from .engine.layout import (
-    A_ALLOW, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_LAY, A_UPSWAP, EV_VOID, G_ACTIVE, G_CALLER, G_DISC_N,
+    A_ALLOW, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_LAY, A_TACK_LOW, A_UPSWAP, EV_VOID, G_ACTIVE, G_CALLER, G_DISC_N,
     G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT,
     G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, N_ACTIONS, P_MAX,
 )
@@ -187,7 +187,7 @@ def _pile_take(gs, disc, b, a):
         who = gs[b, G_ACTIVE]
     elif a == A_ALLOW:
         who = gs[b, G_CALLER]
-    elif a >= A_UPSWAP:                  # the dealer's upcard swap (the last action ids)
+    elif A_UPSWAP <= a < A_TACK_LOW:     # the dealer's upcard swap
         who = gs[b, G_TO_ACT]
     else:
         return -1

@@ -589,7 +589,7 @@ def _n_cards(k) -> str:
 
 _MELD_ACTIONS = ((L.A_TACK, L.A_MOVE, L.N_TYPES), (L.A_MOVE, L.A_SETSWAP, 15), (L.A_SETSWAP, L.A_SHIFT, 4),
                  (L.A_SHIFT, L.A_TAKE_END, 4), (L.A_TAKE_END, L.A_SPLIT, 2), (L.A_SPLIT, L.A_SETSUB, 15),
-                 (L.A_SETSUB, L.A_SETTAKE, 16), (L.A_SETTAKE, L.A_UPSWAP, 4))
+                 (L.A_SETSUB, L.A_SETTAKE, 16), (L.A_SETTAKE, L.A_UPSWAP, 4), (L.A_TACK_LOW, L.N_ACTIONS, 1))
 
 
 def _changed_meld(a: int) -> int:

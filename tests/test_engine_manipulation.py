@@ -15,6 +15,7 @@ import pytest
 from kalooki_sim import load_rules
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.batch import random_playouts
+from kalooki_sim.engine.game import Game
 from kalooki_sim.engine.core import start_games
 from kalooki_sim.engine.state import State
 
@@ -301,3 +302,124 @@ def test_meld_prefilter_never_hides_a_meld(name, kw):
 def test_position_text_names_runs_and_sets():
     g = G("8D 2C 9S", "P2 [6D 7D 8D 9D 10D], P2 [6S 6H 6D]")
     assert "1: P2 run [6D 7D 8D 9D 10D]" in str(g) and "2: P2 set [6S 6H 6D]" in str(g)
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 37: a swap's natural comes from the hand (A45), the card drawn from the pile is not thrown
+# back by a chain (D19), set jokers stand for any missing suit, jokers at either end of a run, and
+# the lay-off counts after a split (D28)
+
+
+@pytest.mark.parametrize("table, take, swap", [
+    # the issue's position: a joker in a 4-card set is locked (A19/A20, T59)
+    ("P2 [JD JK JH JS]", "take JH from 1", "swap JH for joker in 1"),
+    # a natural taken from a run end would free a run joker elsewhere
+    ("P2 [5H 6H 7H 8H], P3 [3H 4H JK=5H]", "take 5H from 1", "swap 5H for joker in 2"),
+    # ... a joker of a 3-card set
+    ("P2 [6S 6H 6D 6C], P3 [6S JK 6D]", "take 6H from 1", "swap 6H for joker in 2"),
+    # ... one of two jokers of a set
+    ("P2 [QS QH QD QC], P3 [QD JK=QC JK=QS]", "take QH from 1", "swap QH for joker in 2"),
+])
+def test_A45_a_card_taken_from_the_table_never_frees_a_joker(table, take, swap):
+    g = G("2C 9S", table)
+    g.apply(take)
+    assert g.check(swap) == L.E_SWAP_FROM_TABLE
+    assert not any(t.startswith(("swap", "move joker")) for t in g.legal_action_texts())
+
+
+def test_A45_a_natural_from_the_hand_still_swaps_after_the_taken_card_is_back():
+    g = G("6H 2C 9S", "P2 [6S 6H 6D 6C], P3 [6S JK 6D]")
+    g.apply("take 6H from 1")
+    assert g.check("swap 6H for joker in 2") == L.E_SWAP_FROM_TABLE   # the hand's copy waits too
+    g.apply("tack 6H on 1")
+    assert g.check("swap 6H for joker in 2") == 0                     # now from the hand
+
+
+def test_D19_the_card_drawn_from_the_pile_is_not_thrown_back_by_a_chain():
+    g = Game.from_text("""
+active: P1
+phase: play
+taken: 7S
+P1: 7S 2C 9D | laid
+P2: 2S 4S | laid
+P3: 2D 3S
+P4: KD KH
+table: P2 [7S 8S 9S 10S]
+discard: QS
+""", R())
+    g.apply("take 10S from 1").apply("shift 10S on 1")
+    assert melds(g) == [["8S", "9S", "10S"]]
+    g.apply("tack 7S on 1")                              # the table's 7S goes back where it was
+    assert melds(g) == [["7S", "8S", "9S", "10S"]]
+    assert g.check("discard 7S") == L.E_TAKEN_DISCARD    # the 7S in hand is the one drawn
+    assert g.check("discard 2C") == 0
+
+
+def test_D19_a_copy_from_the_hand_still_lifts_the_ban():
+    g = Game.from_text("""
+active: P1
+phase: play
+taken: 7S
+P1: 7S 7S 2C | laid
+P2: 2S 4S | laid
+P3: 2D 3S
+P4: KD KH
+table: P2 [8S 9S 10S]
+discard: QS
+""", R())
+    assert g.check("discard 7S") == 0                    # another copy in hand (A53)
+    g.apply("tack 7S on 1")
+    assert g.check("discard 7S") == 0                    # a copy from the hand was laid (D19)
+
+
+@pytest.mark.parametrize("recorded", ["KC", "KS"])
+def test_a_set_joker_stands_for_any_missing_suit(recorded):
+    g = G("KS KC 2C 9S", f"P2 [KD KH JK={recorded}]")
+    assert g.check("tack KS on 1") == 0
+    assert g.check("tack KC on 1") == 0
+    assert g.check("substitute KC for KD in 1") == 0
+    assert g.check("substitute KS for KD in 1") == 0
+    assert g.check("swap KC for joker in 1") == 0
+    assert g.check("swap KS for joker in 1") == 0
+    g.apply(f"tack {recorded} on 1")
+    other = "KS" if recorded == "KC" else "KC"
+    assert sorted(melds(g)[0]) == sorted(["KD", "KH", recorded, f"JK={other}"])
+    assert g.check(f"tack {other} on 1") == L.E_SET_FULL
+
+
+def test_a_set_joker_blocks_no_take_that_needs_its_suit():
+    # JC taken from the 4-card set can only go onto [JD JH JK=JC]: its joker stands for JC or JS
+    g = G("2C 9S", "P2 [JS JH JD JC], P3 [JD JH JK=JC]")
+    assert g.check("take JC from 1") == 0
+
+
+def test_a_joker_is_laid_off_at_either_end_of_a_run():
+    g = G("JK 2C 9S", "P2 [5H 6H 7H]")
+    assert g.check("tack JK on 1 low end") == 0
+    assert g.copy().apply("tack JK on 1").table[0][1] == ["5H", "6H", "7H", "JK=8H"]
+    assert g.copy().apply("tack JK on 1 low end").table[0][1] == ["JK=4H", "5H", "6H", "7H"]
+    # A21: the high end has had its two cards this turn: the plain lay-off goes low
+    g = G("8H 9H JK 2C 9S", "P2 [5H 6H 7H]")
+    g.apply("tack 8H on 1").apply("tack 9H on 1")
+    assert g.check("tack JK on 1") == 0
+    assert g.check("tack JK on 1 low end") == L.E_ONE_END   # one end open: the plain lay-off is it
+    assert "tack JK on 1 low end" not in g.legal_action_texts()
+    g.apply("tack JK on 1")
+    assert melds(g) == [["JK=4H", "5H", "6H", "7H", "8H", "9H"]]
+
+
+def test_the_low_end_joker_lay_off_is_never_offered_in_caribbean():
+    # a four grows at its high end until an ace tops it (A12): one end at a time
+    g = G("JK 2C 9S 4D", "P2 [5H 6H 7H 8H]", name="caribbean")
+    assert g.check("tack JK on 1") == 0
+    assert g.check("tack JK on 1 low end") == L.E_GROWTH
+
+
+def test_D28_after_a_split_each_part_keeps_its_ends_lay_off_count():
+    g = G("10D JD 7D 8D 6D QD 2C", "P2 [5D 6D 7D 8D 9D]")
+    g.apply("tack 10D on 1").apply("tack JD on 1")       # the high end's two cards this turn
+    g.apply("split 1 with 7D")
+    assert melds(g) == [["5D", "6D", "7D"], ["7D", "8D", "9D", "10D", "JD"]]
+    assert g.check("tack QD on 2") == L.E_LAYOFF_LIMIT   # the same end of the table (A21)
+    assert g.check("tack 8D on 1") == 0                  # a new end
+    assert g.check("tack 6D on 2") == 0                  # a new end

@@ -66,9 +66,13 @@ def _action_families() -> torch.Tensor:
     fam = torch.zeros(N_ACTIONS, dtype=torch.long)
     for i, a in enumerate(_FAMILY_STARTS):
         fam[a:] = i
+    fam[L.A_TACK_LOW:] = _FAMILY_STARTS.index(L.A_TACK)     # a joker at a run's low end is a lay-off
     return fam
 
 _CARDS_AT, _CARDS_LEN = SECTIONS["cards"]
+# the engine's action count before the low-end joker lay-off was added (checkpoints of that engine
+# are read with their head padded, ``load_checkpoint``)
+_N_ACTIONS_BEFORE_LOW_JOKER = L.A_TACK_LOW
 
 
 class CheckpointMismatch(ValueError):
@@ -204,11 +208,19 @@ def load_checkpoint(path, rules) -> tuple[PolicyValueNet, dict]:
             f"{path} expects observation version {blob['obs_version']} ({blob['obs_dim']} features) but "
             f"this build encodes version {OBS_VERSION} ({OBS_DIM} features): retrain, or use the build "
             f"it was trained with")
-    if blob["n_actions"] != N_ACTIONS:
+    if blob["n_actions"] not in (N_ACTIONS, _N_ACTIONS_BEFORE_LOW_JOKER):
         raise CheckpointMismatch(f"{path} has {blob['n_actions']} action logits, this engine {N_ACTIONS} "
                                  f"actions: retrain for this engine")
-    net = PolicyValueNet(blob["obs_dim"], blob["n_actions"], blob["hidden"], blob["card_hidden"], blob["card_context"])
+    net = PolicyValueNet(blob["obs_dim"], N_ACTIONS, blob["hidden"], blob["card_hidden"], blob["card_context"])
     state = {k: v.float() for k, v in blob["state_dict"].items()}
+    if blob["n_actions"] != N_ACTIONS:
+        # trained before the low-end joker lay-off (``A_TACK_LOW``) existed: those ids get no weight
+        # and a bias that keeps them out of its choices (the plain lay-off of the same joker is
+        # legal wherever they are), so the network plays as it was trained
+        extra = N_ACTIONS - blob["n_actions"]
+        w = state["pi.weight"]
+        state["pi.weight"] = torch.cat([w, torch.zeros(extra, w.shape[1])])
+        state["pi.bias"] = torch.cat([state["pi.bias"], torch.full((extra,), -1e4)])
     if blob.get("policy_only"):         # ``export_policy``: the critic was left out (it never acts)
         missing, unexpected = net.load_state_dict(state, strict=False)
         if unexpected or any(not k.startswith("v.") for k in missing):

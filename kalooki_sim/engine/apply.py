@@ -18,7 +18,7 @@ from .fit import _apply_tack, _move_target, set_joker_meaning
 from .flow import _end_turn, _enter_play, _finish_hand, _next_caller, _pop_stock, _start_turn, _void_deal
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS,
-    A_SETSWAP, A_SHIFT, A_TACK, A_UPSWAP, EV_NONE, EV_WENT_OUT, G_ACTIVE, G_AFTER_ALLOW, G_CALLER,
+    A_SETSWAP, A_SHIFT, A_TACK, A_TACK_LOW, A_UPSWAP, EV_NONE, EV_WENT_OUT, G_ACTIVE, G_AFTER_ALLOW, G_CALLER,
     G_CALL_DONE, G_DISC_N, G_FREED, G_LAID_THIS_TURN, G_LAST_EVENT, G_MANIPS, G_NP, G_N_MELDS,
     G_OPEN_DEBT, G_OWED, G_PHASE, G_PLAN_DEBT, G_STEPS, G_TAKEN, G_TAKEN_MUST, G_TO_ACT, JOKER, L_MAX,
     MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_TYPES, PH_ALLOW,
@@ -30,10 +30,26 @@ from .plans import _K_RUN, _K_SET, _clear_plans, _plan_count, compute_plans
 
 
 @njit(_nrt=False)
+def _settle_placed(gs, g, t, n):
+    """``n`` copies of card type ``t`` went from the hand to the table: they settle, in this order,
+    the card owed to the table (``G_OWED``), freed jokers (``G_FREED``), and the ban on throwing
+    back the card drawn from the pile (``G_TAKEN``).  A copy that only goes back where it was
+    taken from releases nothing (D19, A40/A53: only a copy from the hand lifts the ban)."""
+    if n > 0 and gs[g, G_OWED] == t:
+        gs[g, G_OWED] = -1
+        n -= 1
+    if n > 0 and t == JOKER and gs[g, G_FREED] > 0:
+        k = n if n < gs[g, G_FREED] else gs[g, G_FREED]
+        gs[g, G_FREED] -= k
+        n -= k
+    if n > 0 and gs[g, G_TAKEN] == t:
+        gs[g, G_TAKEN] = -1
+
+
+@njit(_nrt=False)
 def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
     """Put plan ``k`` on the table as new melds owned by the active player."""
     p = gs[g, G_ACTIVE]
-    taken = gs[g, G_TAKEN]
     for i in range(plan_n[g, k, 0]):
         m = gs[g, G_N_MELDS]
         kind = plan[g, k, i, 0]
@@ -57,8 +73,6 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
                 else:
                     mcards[g, m, q] = typ
                     hands[g, p, typ] -= 1
-                    if typ == taken:
-                        gs[g, G_TAKEN] = -1
             minfo[g, m, MI_KIND] = MK_RUN
             minfo[g, m, MI_KEY] = s
             minfo[g, m, MI_LO] = lo
@@ -74,8 +88,6 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
                     mcards[g, m, n] = typ
                     mas[g, m, n] = typ
                     hands[g, p, typ] -= 1
-                    if typ == taken:
-                        gs[g, G_TAKEN] = -1
                     n += 1
             minfo[g, m, MI_KIND] = MK_SET
             minfo[g, m, MI_KEY] = r
@@ -207,30 +219,25 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         # there is nothing to recompute (not so before the opening: V1's kalooki may appear)
         no_plan = ps[g, act, PS_LAID] == 1 and plan_n[g, 0, 0] < 0 and gs[g, G_PLAN_DEBT] == 0
         gained = False
-        if a < A_DISCARD:
-            owed = gs[g, G_OWED]
-            if owed >= 0 and _plan_count(plan[g, a - A_LAY], plan_n[g, a - A_LAY, 0], owed) > 0:
-                gs[g, G_OWED] = -1
-        else:
-            # one card type moves from the hand to the table: what it settles, settled here
-            placed = _placed_type(gs, minfo, g, a)
-            if placed >= 0:
-                if placed == gs[g, G_OWED]:
-                    gs[g, G_OWED] = -1
-                if placed == gs[g, G_TAKEN]:
-                    gs[g, G_TAKEN] = -1
-                if placed == JOKER and gs[g, G_FREED] > 0:
-                    gs[g, G_FREED] -= 1
+        # the cards that move from the hand to the table: what they settle, settled here
         if a < A_DISCARD:
             k = a - A_LAY
-            nj = _plan_count(plan[g, k], plan_n[g, k, 0], JOKER)
-            if gs[g, G_FREED] > 0:
-                gs[g, G_FREED] = gs[g, G_FREED] - nj if gs[g, G_FREED] > nj else 0
+            owed = gs[g, G_OWED]
+            taken = gs[g, G_TAKEN]
+            if owed >= 0:
+                _settle_placed(gs, g, owed, _plan_count(plan[g, k], plan_n[g, k, 0], owed))
+            if owed != JOKER:
+                _settle_placed(gs, g, JOKER, _plan_count(plan[g, k], plan_n[g, k, 0], JOKER))
+            if taken >= 0 and taken != owed and taken != JOKER:
+                _settle_placed(gs, g, taken, _plan_count(plan[g, k], plan_n[g, k, 0], taken))
+        else:
+            placed = _placed_type(gs, minfo, g, a)
+            if placed >= 0:
+                _settle_placed(gs, g, placed, 1)
+        if a < A_DISCARD:
             if ps[g, act, PS_LAID] == 0:
                 gs[g, G_OPEN_DEBT] = gs[g, G_PLAN_DEBT]      # A43: lay-offs complete the opening
             _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k)
-            if nj > 0 and gs[g, G_TAKEN] == JOKER:
-                gs[g, G_TAKEN] = -1          # a joker taken from the pile went into a meld
         elif a < A_TACK:
             t = a - A_DISCARD
             hands[g, act, t] -= 1
@@ -249,6 +256,11 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             if gs[g, G_OPEN_DEBT] > 0:
                 gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
             hands[g, act, t] -= 1
+        elif a >= A_TACK_LOW:                            # a joker at the low end of run m
+            v = _apply_tack(minfo, mcards, mas, rv, g, a - A_TACK_LOW, JOKER, True)
+            if gs[g, G_OPEN_DEBT] > 0:
+                gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
+            hands[g, act, JOKER] -= 1
         elif a >= A_SHIFT:                               # table manipulation M1-M5
             c = _manip_apply(gs, hands, minfo, mcards, mas, g, act, a)
             gs[g, G_MANIPS] += 1

@@ -21,7 +21,8 @@ from ..rulevec import (
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE,
 )
 from .layout import (
-    E_ACE_RULE, E_ADJACENT_JOKERS, E_GROWTH, E_LAYOFF_LIMIT, E_NOT_ADJACENT, E_NO_FREE_POS, E_SET_FULL,
+    E_ACE_RULE, E_ADJACENT_JOKERS, E_GROWTH, E_KIND, E_LAYOFF_LIMIT, E_NOT_ADJACENT, E_NO_FREE_POS, E_ONE_END,
+    E_SET_FULL,
     E_WRONG_RANK, E_WRONG_SUIT, G_N_MELDS, G_OPEN_DEBT, JOKER, L_MAX, MELD_W, MI_HI, MI_KEY, MI_KIND,
     MI_LEN, MI_LO, MI_NJ, MI_T_ALL, MI_T_HI, MI_T_LO, MK_JSET, MK_RUN, MK_SET, NMI, N_TYPES, PS_LAID,
 )
@@ -55,34 +56,70 @@ def _growth_ends(hi, rv):
 
 
 @njit(_nrt=False)
+def _limit_err(minfo, rv, g, m, side):
+    """``E_LAYOFF_LIMIT`` when run ``m`` has had its cards for this turn at its high (``side`` 0)
+    or low (1) end, or in all (A21, V2), else 0."""
+    lim = rv[R_LAYOFF_MAX_PER_RUN_END_PER_TURN]
+    if lim >= 0 and (minfo[g, m, MI_T_HI] if side == 0 else minfo[g, m, MI_T_LO]) >= lim:
+        return E_LAYOFF_LIMIT
+    lim = rv[R_LAYOFF_MAX_PER_RUN_PER_TURN]
+    if lim >= 0 and minfo[g, m, MI_T_ALL] >= lim:
+        return E_LAYOFF_LIMIT
+    return 0
+
+
+@njit(_nrt=False)
+def _joker_end_err(minfo, mcards, rv, g, m, side):
+    """0 if a joker may be laid off now at the high (``side`` 0) or low (1) end of run ``m``: the
+    growth rule, the position and ace rules, adjacent jokers and this turn's lay-off limits."""
+    lo = minfo[g, m, MI_LO]
+    hi = minfo[g, m, MI_HI]
+    up, down = _growth_ends(hi, rv)
+    if (side == 0 and not up) or (side == 1 and not down):
+        return E_GROWTH
+    q = hi + 1 if side == 0 else lo - 1
+    e = _pos_ok(q, lo, hi, rv)
+    if e != 0:
+        return e
+    if rv[R_RUN_ADJACENT_JOKERS] == 0 and mcards[g, m, hi if side == 0 else lo] == JOKER:
+        return E_ADJACENT_JOKERS
+    return _limit_err(minfo, rv, g, m, side)
+
+
+@njit(_nrt=False)
+def _joker_side(minfo, mcards, rv, g, m):
+    """The end a plain joker lay-off (``A_TACK``) goes to on run ``m``: the high end (0) when it can
+    take the joker, else the low end (1); minus an error code when neither can.  The player picks
+    the low end of a run open at both ends with ``A_TACK_LOW`` (A21: either end)."""
+    e0 = _joker_end_err(minfo, mcards, rv, g, m, 0)
+    if e0 == 0:
+        return 0
+    e1 = _joker_end_err(minfo, mcards, rv, g, m, 1)
+    if e1 == 0:
+        return 1
+    return -(e1 if e1 != E_GROWTH else e0)
+
+
+@njit(_nrt=False)
+def _low_joker_err(minfo, mcards, rv, g, m):
+    """0 if ``A_TACK_LOW`` (a joker at the low end of run ``m``) is legal: both ends could take the
+    joker now (at one end only, the plain lay-off is that move), else the ``E_*`` code."""
+    if minfo[g, m, MI_KIND] != MK_RUN:
+        return E_KIND
+    e = _joker_end_err(minfo, mcards, rv, g, m, 1)
+    if e != 0:
+        return e
+    return E_ONE_END if _joker_end_err(minfo, mcards, rv, g, m, 0) != 0 else 0
+
+
+@njit(_nrt=False)
 def _run_fit(minfo, mcards, rv, g, m, t):
-    """Position (1..14) where card type ``t`` would go on run ``m``, or minus an error code."""
+    """Position (1..14) where natural ``t`` would go on run ``m``, or minus an error code (jokers:
+    ``_joker_side``)."""
     s = minfo[g, m, MI_KEY]
     lo = minfo[g, m, MI_LO]
     hi = minfo[g, m, MI_HI]
     up, down = _growth_ends(hi, rv)
-    if t == JOKER:
-        err = E_GROWTH
-        for side in range(2):
-            if side == 0:
-                if not up:
-                    continue
-                q = hi + 1
-                nb = hi
-            else:
-                if not down:
-                    continue
-                q = lo - 1
-                nb = lo
-            e = _pos_ok(q, lo, hi, rv)
-            if e != 0:
-                err = e
-                continue
-            if rv[R_RUN_ADJACENT_JOKERS] == 0 and mcards[g, m, nb] == JOKER:
-                err = E_ADJACENT_JOKERS
-                continue
-            return q
-        return -err
     if t // 13 != s:
         return -E_WRONG_SUIT
     r = t % 13
@@ -113,8 +150,10 @@ def _run_fit(minfo, mcards, rv, g, m, t):
 
 
 @njit(_nrt=False)
-def _set_fit(minfo, mas, rv, g, m, t):
-    """Slot where card type ``t`` would go on set ``m``, or minus an error code."""
+def _set_fit(minfo, mcards, rv, g, m, t):
+    """Slot where card type ``t`` would go on set ``m``, or minus an error code.  In distinct-suit
+    sets a natural must have a suit no natural of the set has; a joker's recorded suit never blocks
+    it (jokers stand for the missing suits, §2.2: ``_apply_tack`` re-declares them)."""
     n = minfo[g, m, MI_LEN]
     if minfo[g, m, MI_KIND] == MK_JSET:
         if t != JOKER:
@@ -133,7 +172,7 @@ def _set_fit(minfo, mas, rv, g, m, t):
             return -E_SET_FULL
         if t != JOKER:
             for i in range(n):
-                if mas[g, m, i] // 13 == t // 13:
+                if mcards[g, m, i] != JOKER and mcards[g, m, i] // 13 == t // 13:
                     return -E_WRONG_SUIT
     return n
 
@@ -220,19 +259,14 @@ def _fit_err(minfo, mcards, mas, rv, g, m, t):
     """0 if card type ``t`` can be laid off onto table meld ``m`` now (fit, growth rule and the
     per-turn lay-off limits of runs, A21/V2), else the ``E_*`` code."""
     if minfo[g, m, MI_KIND] == MK_RUN:
+        if t == JOKER:
+            side = _joker_side(minfo, mcards, rv, g, m)
+            return -side if side < 0 else 0
         q = _run_fit(minfo, mcards, rv, g, m, t)
         if q < 0:
             return -q
-        lim = rv[R_LAYOFF_MAX_PER_RUN_END_PER_TURN]
-        if lim >= 0:
-            c = minfo[g, m, MI_T_LO] if q < minfo[g, m, MI_LO] else minfo[g, m, MI_T_HI]
-            if c >= lim:
-                return E_LAYOFF_LIMIT
-        lim = rv[R_LAYOFF_MAX_PER_RUN_PER_TURN]
-        if lim >= 0 and minfo[g, m, MI_T_ALL] >= lim:
-            return E_LAYOFF_LIMIT
-        return 0
-    q = _set_fit(minfo, mas, rv, g, m, t)
+        return _limit_err(minfo, rv, g, m, 1 if q < minfo[g, m, MI_LO] else 0)
+    q = _set_fit(minfo, mcards, rv, g, m, t)
     return -q if q < 0 else 0
 
 
@@ -262,11 +296,28 @@ def _load_meld(minfo, mcards, mas, g, m, buf, o):
 
 
 @njit(_nrt=False)
-def _apply_tack(minfo, mcards, mas, rv, g, m, t):
-    """Lay card type ``t`` off onto table meld ``m`` (``_fit_err`` said it fits); returns its
-    value as part of that meld (A43 counts it toward the opening)."""
+def _redeclare_set_jokers(minfo, mcards, mas, g, m):
+    """Jokers of set ``m`` stand for suits the naturals lack (after a lay-off or a substitution
+    changed the naturals)."""
+    for i in range(minfo[g, m, MI_LEN]):
+        if mcards[g, m, i] == JOKER:
+            mas[g, m, i] = -1
+    for i in range(minfo[g, m, MI_LEN]):
+        if mcards[g, m, i] == JOKER:
+            mas[g, m, i] = set_joker_meaning(minfo, mas, g, m)
+
+
+@njit(_nrt=False)
+def _apply_tack(minfo, mcards, mas, rv, g, m, t, low=False):
+    """Lay card type ``t`` off onto table meld ``m`` (``_fit_err`` said it fits; with ``low``, a
+    joker at the low end of a run, ``_low_joker_err`` said so); returns its value as part of that
+    meld (A43 counts it toward the opening)."""
     if minfo[g, m, MI_KIND] == MK_RUN:
-        q = _run_fit(minfo, mcards, rv, g, m, t)
+        if t == JOKER:
+            side = 1 if low else _joker_side(minfo, mcards, rv, g, m)
+            q = minfo[g, m, MI_HI] + 1 if side == 0 else minfo[g, m, MI_LO] - 1
+        else:
+            q = _run_fit(minfo, mcards, rv, g, m, t)
         if q < minfo[g, m, MI_LO]:
             minfo[g, m, MI_T_LO] += 1
         else:
@@ -280,13 +331,17 @@ def _apply_tack(minfo, mcards, mas, rv, g, m, t):
             minfo[g, m, MI_HI] = q
         value = rv[R_MELD_VALUE + q]
     else:
-        q = _set_fit(minfo, mas, rv, g, m, t)
+        q = _set_fit(minfo, mcards, rv, g, m, t)
         if t == JOKER:
             mas[g, m, q] = set_joker_meaning(minfo, mas, g, m) if minfo[g, m, MI_KIND] == MK_SET else -1
         else:
             mas[g, m, q] = t
         mcards[g, m, q] = t
         minfo[g, m, MI_HI] = q
+        if t != JOKER and rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0 and minfo[g, m, MI_NJ] > 0:
+            minfo[g, m, MI_LEN] += 1                     # (the jokers are re-declared over the new length)
+            _redeclare_set_jokers(minfo, mcards, mas, g, m)
+            minfo[g, m, MI_LEN] -= 1
         if minfo[g, m, MI_KIND] == MK_SET:
             r = minfo[g, m, MI_KEY]
             value = rv[R_MELD_VALUE + (14 if r == 0 else r + 1)]
@@ -331,12 +386,13 @@ def _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p):
 
 
 @njit
-def _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t):
-    """While an A43 opening is incomplete: does laying ``t`` off onto ``m`` keep the missing
-    points reachable (by the greedy sequence from there)?  Tries it and undoes it."""
+def _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t, low=False):
+    """While an A43 opening is incomplete: does laying ``t`` off onto ``m`` (``low``: a joker at a
+    run's low end) keep the missing points reachable (by the greedy sequence from there)?  Tries
+    it and undoes it."""
     buf = np.empty(MELD_W, dtype=np.int64)
     _save_meld(minfo, mcards, mas, g, m, buf, 0)
-    v = _apply_tack(minfo, mcards, mas, rv, g, m, t)
+    v = _apply_tack(minfo, mcards, mas, rv, g, m, t, low)
     hands[g, p, t] -= 1
     ok = v + _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p) >= gs[g, G_OPEN_DEBT]
     hands[g, p, t] += 1

@@ -7,6 +7,8 @@ text.  Action texts::
     pass | call | allow | deny | draw stock | draw discard | end turn
     lay down [5H 6H 7H 8H] [KC KD JK=KH]      (plan 0, the exact best lay-down)
     tack 9H on 3 | tack JK on 1
+    tack JK on 1 low end      (a run open at both ends: the joker at its low end; "tack JK on 1"
+                               puts it at the high end when it can go there, else the low end)
     move joker in 2   (or "move joker JK=6H in 2" when the four holds several jokers)
     discard 7C
     swap 6D for joker in 2    (M6 in a 3-card set; in a run "move joker JK=5H in 1" retrieves the
@@ -135,6 +137,8 @@ def action_text(st: State, g: int, a: int) -> str:
         return fixed[a]
     if not 0 <= a < L.N_ACTIONS:
         return f"<bad action {a}>"
+    if a >= L.A_TACK_LOW:
+        return f"tack JK on {a - L.A_TACK_LOW + 1} low end"
     if a >= L.A_UPSWAP:
         return f"swap upcard for {type_text(a - L.A_UPSWAP)}"
     if a < L.A_DISCARD:
@@ -304,12 +308,16 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
     m = re.fullmatch(r"discard (\S+)", s)
     if m:
         return L.A_DISCARD + parse_cards([m.group(1)])[0].type
-    m = re.fullmatch(r"tack (\S+) on (\d+)", s)
+    m = re.fullmatch(r"tack (\S+) on (\d+)( low(?: end)?)?", s)
     if m:
         t = parse_cards([m.group(1)])[0].type
         mi = int(m.group(2)) - 1
         if not 0 <= mi < L.M_MAX:
             raise ValueError(f"no table meld {mi + 1}")
+        if m.group(3):
+            if t != JOKER:
+                raise ValueError(f"only a joker is laid off at a chosen end ({text!r}): a natural has one place")
+            return L.A_TACK_LOW + mi
         return L.A_TACK + mi * L.N_TYPES + t
     m = re.fullmatch(r"swap (\S+) for joker in (\d+)", s)
     if m:

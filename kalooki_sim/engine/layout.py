@@ -177,7 +177,10 @@ A_SETSUB = A_SPLIT + M_MAX * 15         # M4 + m * 16 + s_add * 4 + s_take: the 
 A_SETTAKE = A_SETSUB + M_MAX * 16       # M5 + m * 4 + s: take the natural of suit s from 4-card set m
 A_UPSWAP = A_SETTAKE + M_MAX * 4        # + t: the dealer takes the upcard and turns up card t instead
                                         #   (phase PH_UPSWAP; A_PASS there keeps the upcard)
-N_ACTIONS = A_UPSWAP + N_TYPES
+A_TACK_LOW = A_UPSWAP + N_TYPES         # + m: a joker laid off at the low end of run m; offered only when
+                                        #   the high end could take it too (``A_TACK + m * 53 + JOKER``
+                                        #   puts it at the high end when it can go there, else the low end)
+N_ACTIONS = A_TACK_LOW + M_MAX
 
 # ---- error codes returned by step/check_action (0 = legal)
 E_OK = 0
@@ -224,6 +227,8 @@ E_KIND = 40
 E_NOT_IN_MELD = 41
 E_OPENING_SHORT = 42
 E_CAN_TACK = 43
+E_SWAP_FROM_TABLE = 44
+E_ONE_END = 45
 
 ERROR_TEXT = {
     E_OK: "legal",
@@ -274,6 +279,10 @@ ERROR_TEXT = {
     E_NOT_IN_MELD: "the meld holds no natural of that suit",
     E_OPENING_SHORT: "the opening is not complete: lay off cards worth the missing points first (A43; "
                      "only lay-offs that keep the opening reachable are allowed)",
+    E_SWAP_FROM_TABLE: "a joker swap's natural comes from the hand (A45): the card taken from the table "
+                       "must be placed back first, and it can never free a joker",
+    E_ONE_END: "the joker can go to one end of this run only: 'tack JK on N' puts it there (the low-end "
+               "lay-off is a separate move only when both ends are open, A21)",
     E_NOT_USABLE: "the discard may only be taken when it can be melded this turn (it must be in the best "
                   "lay-down with it, or fit a table meld)",
 }

@@ -24,15 +24,15 @@ from ..rulevec import (
     SET_JOKER_SWAP_ONE_FOR_ONE_3CARD,
 )
 from .common import _hand_count, _holds_any, _holds_more_than
-from .fit import _debt_tack_ok, _fit_err, _may_layoff, _move_target, tack_may_fit
+from .fit import _debt_tack_ok, _fit_err, _low_joker_err, _may_layoff, _move_target, tack_may_fit
 from .flow import _allow_ok, _caller_ok, _deny_ok
 from .layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS,
-    A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TAKE_END, A_UPSWAP, E_AFTER_CALL_STOCK,
+    A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TACK_LOW, A_TAKE_END, A_UPSWAP, E_AFTER_CALL_STOCK,
     E_ALREADY_LAID, E_BAD_ACTION, E_CANNOT_ALLOW, E_CANNOT_DENY, E_CAN_DISCARD, E_CAN_TACK,
     E_DISCARD_DRAW, E_EMPTY_DISCARD, E_HAND_EMPTY, E_JOKER_DISCARD, E_MUST_DISCARD, E_MUST_PLACE,
     E_NOT_ELIGIBLE, E_NOT_LAID, E_NOT_USABLE, E_NO_CARD, E_NO_JOKER, E_NO_MELD, E_NO_PLAN,
-    E_OPENING_SHORT, E_SWAP_DISABLED, E_SWAP_END, E_TABLE_FULL, E_TAKEN_DISCARD, E_TERMINAL,
+    E_OPENING_SHORT, E_SWAP_DISABLED, E_SWAP_END, E_SWAP_FROM_TABLE, E_TABLE_FULL, E_TAKEN_DISCARD, E_TERMINAL,
     E_WRONG_PHASE, E_WRONG_SUIT, G_ACTIVE, G_AFTER_ALLOW, G_DISC_N, G_FREED, G_N_MELDS, G_OPEN_DEBT,
     G_OWED, G_PHASE, G_TAKEN, G_TAKEN_MUST, G_TERMINAL, G_TO_ACT, G_TURN, JOKER, K_PLANS, MI_HI, MI_KEY,
     MI_KIND, MI_LEN, MI_LO, MI_NJ, MK_RUN, MK_SET, M_MAX, N_ACTIONS, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW,
@@ -156,7 +156,7 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
     ph = gs[g, G_PHASE]
     if ph == PH_UPSWAP:
         return NEEDS_TABLE
-    if a >= A_UPSWAP:
+    if A_UPSWAP <= a < A_TACK_LOW:
         return E_WRONG_PHASE
     if a == A_PASS or a == A_CALL:
         if ph != PH_CALL:
@@ -220,7 +220,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     if ph == PH_UPSWAP:                  # the dealer keeps the upcard (pass) or swaps it
         if a == A_PASS:
             return 0
-        if a < A_UPSWAP:
+        if a < A_UPSWAP or a >= A_TACK_LOW:
             return E_WRONG_PHASE
         return 0 if hands[g, gs[g, G_TO_ACT], a - A_UPSWAP] > 0 else E_NO_CARD
     if a == A_DRAW_DISCARD:              # restricted: only if it goes into melds this turn
@@ -234,18 +234,23 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     last_card_needs_discard = rv[R_GOING_OUT_REQUIRES_DISCARD] == 1
     # a restricted discard draw or a freed joker must be placed before anything else happens
     if gs[g, G_OPEN_DEBT] > 0:                           # A43: only lay-offs until the opening is complete
-        if a < A_TACK or a >= A_MOVE:
+        low = a >= A_TACK_LOW
+        if low:
+            m = a - A_TACK_LOW
+            t = JOKER
+        elif a < A_TACK or a >= A_MOVE:
             return E_OPENING_SHORT
-        m = (a - A_TACK) // N_TYPES
-        t = (a - A_TACK) % N_TYPES
+        else:
+            m = (a - A_TACK) // N_TYPES
+            t = (a - A_TACK) % N_TYPES
         if hands[g, p, t] <= 0:
             return E_NO_CARD
         if m >= gs[g, G_N_MELDS]:
             return E_NO_MELD
-        e = _fit_err(minfo, mcards, mas, rv, g, m, t)
+        e = _low_joker_err(minfo, mcards, rv, g, m) if low else _fit_err(minfo, mcards, mas, rv, g, m, t)
         if e != 0:
             return e
-        return 0 if _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t) else E_OPENING_SHORT
+        return 0 if _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t, low) else E_OPENING_SHORT
     pend = _pending(gs, g)
     if pend >= 0:
         if a >= A_LAY and a < A_DISCARD:
@@ -254,6 +259,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                 return E_MUST_PLACE
         elif _placed_type(gs, minfo, g, a) != pend:
             return E_MUST_PLACE
+    if gs[g, G_OWED] >= 0 and a >= A_MOVE and a < A_SHIFT:
+        return E_SWAP_FROM_TABLE                         # A45: a swap's natural comes from the hand
     if a == A_END_TURN:                                  # nothing to discard (the flow check)
         return E_CAN_TACK if _has_tack(gs, ps, hands, minfo, mcards, mas, rv, g, p) else 0
     if a < A_DISCARD:                                    # lay down plan k (discards:
@@ -271,6 +278,9 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
     if a < A_MOVE:                                       # tack t on m
         return _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, (a - A_TACK) // N_TYPES,
                          (a - A_TACK) % N_TYPES)
+    if a >= A_TACK_LOW:                                  # a joker at the low end of run m
+        e = _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a - A_TACK_LOW, JOKER)
+        return e if e != 0 else _low_joker_err(minfo, mcards, rv, g, a - A_TACK_LOW)
     if a >= A_SHIFT:                                     # table manipulation M1-M5
         return _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a)
     if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
@@ -392,6 +402,9 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                 for m in range(nm):
                     if tack_may_fit(minfo, g, m, t):
                         cands[nc] = A_TACK + m * N_TYPES + t
+                        nc += 1
+                    if t == JOKER and minfo[g, m, MI_KIND] == MK_RUN:
+                        cands[nc] = A_TACK_LOW + m
                         nc += 1
     if ps[g, p, PS_LAID] == 1 or rv[R_JOKER_SWAP_REQUIRES_OPENED] == 0:
         for m in range(nm):

@@ -23,9 +23,9 @@ from ..rulevec import (
 )
 from ..views import c_view
 from .common import _hand_count
-from .fit import _fit_err, _growth_ends, _load_meld, _may_layoff, _save_meld, meld_value_of, set_joker_meaning
+from .fit import _fit_err, _growth_ends, _load_meld, _may_layoff, _redeclare_set_jokers, _save_meld, meld_value_of
 from .layout import (
-    A_MOVE, A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TAKE_END, E_ACE_RULE,
+    A_MOVE, A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TACK_LOW, A_TAKE_END, E_ACE_RULE,
     E_BREAKS_MELD, E_GROWTH, E_KIND, E_LAYOFF_LIMIT, E_MANIP_CAP, E_NOT_IN_MELD, E_NOT_LAID, E_NOT_USABLE,
     E_NO_CARD, E_NO_FREE_POS, E_NO_MANIP, E_NO_MELD, E_TABLE_FULL, E_TAKE_JOKER, E_WRONG_SUIT, G_MANIPS,
     G_N_MELDS, JOKER, L_MAX, MANIP_MAX_PER_TURN, MELD_W, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ,
@@ -88,6 +88,8 @@ def _set_swap_slot(minfo, mcards, mas, g, m, nat):
 def _placed_type(gs, minfo, g, a):
     """Card type that play action ``a`` moves from the hand to the table (-1: none or unknown;
     lay-downs may place several cards, callers ask the plan)."""
+    if a >= A_TACK_LOW:
+        return JOKER
     if a >= A_TACK and a < A_MOVE:
         return (a - A_TACK) % N_TYPES
     if a < A_MOVE or a >= A_SETTAKE:
@@ -139,17 +141,6 @@ def _recount_jokers(minfo, mcards, g, m, lo, hi):
         if mcards[g, m, q] == JOKER:
             nj += 1
     minfo[g, m, MI_NJ] = nj
-
-
-@njit(_nrt=False)
-def _redeclare_set_jokers(minfo, mcards, mas, g, m):
-    """Jokers of set ``m`` stand for suits the naturals lack (after a substitution changed them)."""
-    for i in range(minfo[g, m, MI_LEN]):
-        if mcards[g, m, i] == JOKER:
-            mas[g, m, i] = -1
-    for i in range(minfo[g, m, MI_LEN]):
-        if mcards[g, m, i] == JOKER:
-            mas[g, m, i] = set_joker_meaning(minfo, mas, g, m)
 
 
 @njit(_nrt=False)
@@ -234,6 +225,12 @@ def _manip_apply(gs, hands, minfo, mcards, mas, g, p, a):
             mas[g, m, r] = -1
         minfo[g, m, MI_HI] = q
         minfo[g, m, MI_LEN] = q - lo + 1
+        # this turn's lay-off counts follow the ends (D28): the upper part keeps the run's high end
+        # and its count, the lower part its low end's; the two new ends start at 0
+        minfo[g, n2, MI_T_HI] = minfo[g, m, MI_T_HI]
+        minfo[g, n2, MI_T_ALL] = minfo[g, m, MI_T_HI]
+        minfo[g, m, MI_T_HI] = 0
+        minfo[g, m, MI_T_ALL] = minfo[g, m, MI_T_LO]
         _recount_jokers(minfo, mcards, g, m, lo, q)
         _recount_jokers(minfo, mcards, g, n2, q, hi)
         gs[g, G_N_MELDS] = n2 + 1
