@@ -1,0 +1,1190 @@
+"""A slow, obviously-correct model of ONE TURN's play phase in the Kalooki 40 family (issue 37 item 6).
+
+Plain Python, no numba.  Written from the rules (RULES.md §2.2-§2.6, §4.6, A19-A23, A40, A43, A45,
+A53, A54) and the engine decisions of docs/rules-decisions.md (D9-D12, D19-D26), not from the
+engine's kernels: it is the reference the engine's ``legal_mask()`` and its table/hand bookkeeping
+are compared with, action by action (``tests/test_turn_reference.py``,
+``scripts/turn_reference_check.py``).
+
+What it models, with its own state (``TurnModel``):
+
+* the active player's hand (card-type counts) and whether he has laid down;
+* the table: runs by position (1..14, each cell a natural or a joker standing for the natural of
+  its position), sets (naturals + jokers; a set joker stands for *any* missing suit, §2.2, so its
+  recorded suit never blocks a natural), all-joker sets (American);
+* the per-turn lay-off counts of each run: cards placed at its low end, at its high end, in all
+  (A21: at most ``layoff_max_per_run_end_per_turn`` per end, V2: ``layoff_max_per_run_per_turn`` per
+  run; a shift M1 counts at the end it adds to; a split M3 gives the upper part (the new meld) the
+  high end's count and the lower part the low end's count, the two new ends start at 0, each part's
+  per-run count is the count of the end it kept);
+* the card drawn from the discard pile this turn (``taken``): it may not be discarded while no
+  other copy is in hand (A40/A53); once a copy *from the hand* went to the table the ban is over
+  (D19).  Placing a card of the type currently owed to the table settles the owed card first, then
+  freed jokers, and only further copies settle the drawn card;
+* a restricted discard draw (``taken_must``, D9): until a copy is on the table only actions placing
+  it are legal;
+* the card taken from the table by M1/M2/M4/M5 (``owed``, D23): until it is placed again only
+  actions placing it are legal, it never frees a joker (A45: while a card is owed no joker swap is
+  legal), and a take is legal only when the taken card can be placed at once (a lay-off that fits
+  now, or it is in the best new melds of the hand with it);
+* freed jokers (``freed``, M6, D11): a joker swap (run: any joker, interior only under V3; set: a
+  3-card set, by a natural of a suit no natural of the set has; jokers in 4-card sets are locked,
+  A19/A20) is legal only when the freed joker can then be placed (a lay-off, or a joker in the best
+  new melds of the hand after the swap), and until it is placed only joker placements are legal;
+* the opening debt of A43 (NA15/American, D26): after an opening whose new melds are short of the
+  minimum, only lay-offs are legal until the missing points are laid off, each keeping the rest
+  reachable by the greedy lay-off sequence D26 describes;
+* the manipulation cap (``MANIP_MAX_PER_TURN`` M1-M5 per turn, D23);
+* discarding and ending the turn without a discard (A15/A54, D20).
+
+Taken as given (engine decisions the model does not re-derive):
+
+* the content of the lay-down plan (D21: the exact best lay-down of ``melds.search``, ties broken by
+  the search).  The model decides *whether* a plan exists and which cards it places with the public
+  meld kernel ``melds.search.best_lay_down_counts`` (the opening before the player has laid down; any
+  new melds, i.e. minimum 1, after it), and applies the engine's offered plan when ``A_LAY`` is
+  played; the placeability questions of D9/D11/D23 ("is the card in the best new melds of the
+  hand") ask the same kernel;
+* V1 (D24): below the minimum, the best melds of any value if they leave at most one card;
+* A43 (D26): the greedy lay-off bound is the sequence "repeatedly, for each card type in order, the
+  first table meld (in table order) it fits on";
+* the action encoding (``engine.layout``) and where each move puts its cards: a natural goes to the
+  one end it continues (an ace: the low end first when both fit); "tack JK on N" puts the joker at
+  the high end when it can go there now, else the low end, and ``A_TACK_LOW`` (the low end) is
+  legal only when both ends could take it; M3 with a joker at the split position leaves the joker
+  in the lower part (D23); a split's new meld is appended with the owner of the split run.
+
+Only the play phase of the points variants is modelled (``phase == "play"``); ``draw_discard_legal``
+answers the draw phase's restricted discard draw (D9) as a bonus.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from ..cards import JOKER, type_text
+from . import layout as L
+
+__all__ = ["TurnModel", "Run", "Set", "JokerSet", "pos_type", "positions_of", "compare_legal",
+           "compare_state", "position_text", "action_texts"]
+
+N_TYPES = 53
+HI, LO = 0, 1
+MANIP_CAP = L.MANIP_MAX_PER_TURN
+# the low-end joker lay-off (issue 37); computed the way the issue defines it when the engine in
+# use predates it (then its ids lie beyond the engine's mask and every such offer is a disagreement)
+A_TACK_LOW = getattr(L, "A_TACK_LOW", L.A_UPSWAP + N_TYPES)
+
+
+def pos_type(suit: int, q: int) -> int:
+    """Natural lying at run position ``q`` (1 = low ace .. 14 = high ace) of ``suit``."""
+    return suit * 13 + (0 if q in (1, 14) else q - 1)
+
+
+def positions_of(t: int) -> tuple:
+    r = t % 13
+    return (1, 14) if r == 0 else (r + 1,)
+
+
+# ------------------------------------------------------------------------------------------------
+# table melds
+
+
+@dataclass
+class Run:
+    owner: int
+    suit: int
+    cells: dict                     # position -> card type (a natural, or JOKER)
+    t_lo: int = 0                   # cards placed at the low end this turn (A21)
+    t_hi: int = 0                   # ... at the high end
+    t_all: int = 0                  # ... on this run in all (V2)
+    kind: str = "run"
+
+    @property
+    def lo(self) -> int:
+        return min(self.cells)
+
+    @property
+    def hi(self) -> int:
+        return max(self.cells)
+
+    def tokens(self) -> list:
+        return [type_text(c) if c != JOKER else f"JK={type_text(pos_type(self.suit, q))}"
+                for q, c in sorted(self.cells.items())]
+
+
+@dataclass
+class Set:
+    owner: int
+    rank: int                       # 0 = ace .. 12 = king
+    nats: list                      # natural card types
+    nj: int                         # jokers (each stands for a missing suit)
+    kind: str = "set"
+
+    def __len__(self):
+        return len(self.nats) + self.nj
+
+    def tokens(self) -> list:
+        held = [sum(1 for t in self.nats if t // 13 == s) for s in range(4)]
+        toks = [type_text(t) for t in sorted(self.nats)]
+        for _ in range(self.nj):
+            s = min(range(4), key=lambda x: (held[x], x))
+            held[s] += 1
+            toks.append(f"JK={type_text(s * 13 + self.rank)}")
+        return toks
+
+
+@dataclass
+class JokerSet:
+    owner: int
+    nj: int
+    kind: str = "jset"
+
+    def __len__(self):
+        return self.nj
+
+    def tokens(self) -> list:
+        return ["JK"] * self.nj
+
+
+# ------------------------------------------------------------------------------------------------
+# the meld oracle (public meld kernel), cached
+
+
+_RV_CACHE: dict = {}
+
+
+def _rv(rules, min_points):
+    key = (id(rules), min_points)
+    if key not in _RV_CACHE:
+        r = rules if min_points is None else rules.replace(opening_min_points=min_points)
+        _RV_CACHE[key] = (rules, r.to_vector())
+    return _RV_CACHE[key][1]
+
+
+@lru_cache(maxsize=200_000)
+def _best_cached(rv_key, hand_key):
+    from ..melds.search import MAX_MELDS, REC, best_lay_down_counts
+
+    rv = _RV_BY_KEY[rv_key]
+    counts = np.zeros(N_TYPES, dtype=np.int64)
+    for t, n in hand_key:
+        counts[t] = n
+    stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
+    best = np.zeros(4, dtype=np.int64)
+    if best_lay_down_counts(counts, rv, 0, stack, best) < 0:
+        return None
+    return tuple(tuple(int(x) for x in stack[i]) for i in range(int(best[1])))
+
+
+_RV_BY_KEY: dict = {}
+
+
+def best_melds(rules, hand: Counter, min_points=None):
+    """Records (``melds.search`` layout) of the best lay-down of ``hand``: the rules' opening
+    (``min_points`` None) or new melds worth at least ``min_points``; None when there is none."""
+    rv = _rv(rules, min_points)
+    key = (rules.name, id(rules), min_points)
+    _RV_BY_KEY.setdefault(key, rv)
+    return _best_cached(key, tuple(sorted((t, n) for t, n in hand.items() if n > 0)))
+
+
+def record_melds(records, owner) -> list:
+    """Table melds of lay-down records (kinds: 0 set, 1 run, 2 all-joker set)."""
+    out = []
+    for rec in records:
+        kind = rec[0]
+        if kind == 0:
+            r = rec[1]
+            nats = [s * 13 + r for s in range(4) for _ in range(rec[2 + s])]
+            out.append(Set(owner, r, nats, rec[6]))
+        elif kind == 1:
+            s, lo, hi, jm = rec[1], rec[2], rec[3], rec[4]
+            out.append(Run(owner, s, {q: (JOKER if (jm >> q) & 1 else pos_type(s, q)) for q in range(lo, hi + 1)}))
+        else:
+            out.append(JokerSet(owner, rec[6]))
+    return out
+
+
+def record_count(records, t) -> int:
+    """Cards of type ``t`` the lay-down records place."""
+    n = 0
+    for m in record_melds(records, 0):
+        n += meld_count(m, t)
+    return n
+
+
+def meld_count(m, t) -> int:
+    if m.kind == "run":
+        return sum(1 for c in m.cells.values() if c == t)
+    if m.kind == "set":
+        return m.nj if t == JOKER else m.nats.count(t)
+    return m.nj if t == JOKER else 0
+
+
+@lru_cache(maxsize=100_000)
+def _legal_tokens(rules_key, toks, kind):
+    from ..melds import is_legal_meld
+    return is_legal_meld(_RULES_BY_KEY[rules_key], list(toks), kind)
+
+
+_RULES_BY_KEY: dict = {}
+
+
+def meld_is_legal(rules, m) -> bool:
+    """The public meld API's answer for table meld ``m`` (jokers declared)."""
+    key = (rules.name, id(rules))
+    _RULES_BY_KEY.setdefault(key, rules)
+    if m.kind == "run":
+        return _legal_tokens(key, tuple(m.tokens()), "run")
+    if m.kind == "set":
+        return _legal_tokens(key, tuple(m.tokens()), "set")
+    return _legal_tokens(key, tuple(m.tokens()), None)
+
+
+# ------------------------------------------------------------------------------------------------
+# the model
+
+
+class TurnModel:
+    """The play phase of one turn, with its own table, hand and bookkeeping (module docstring)."""
+
+    def __init__(self, rules, hand, table, laid, taken=None, taken_must=False, owed=None, freed=0,
+                 manips=0, debt=0, active=0, n_melds_max=L.M_MAX):
+        self.rules = rules
+        self.hand = Counter({t: n for t, n in dict(hand).items() if n > 0})
+        self.table = table
+        self.laid = bool(laid)
+        self.taken = taken
+        self.taken_must = bool(taken_must)
+        self.owed = owed
+        self.freed = int(freed)
+        self.manips = int(manips)
+        self.debt = int(debt)
+        self.active = active
+        self.m_max = n_melds_max
+        self.over = False
+        self._plan_cache = {}
+        assert not rules.going_out_requires_discard, "the model covers going_out_requires_discard = false"
+        assert rules.opening_mode == "points", "the model covers the points variants"
+
+    # ---- construction from the engine (start of a turn, after the draw)
+    @classmethod
+    def from_game(cls, g) -> "TurnModel":
+        st = g.state
+        gs = st.gs[0]
+        p = int(gs[L.G_ACTIVE])
+        hand = Counter({t: int(st.hands[0, p, t]) for t in range(N_TYPES) if st.hands[0, p, t] > 0})
+        table = read_table(st)
+
+        def opt(k):
+            v = int(gs[k])
+            return None if v < 0 else v
+
+        return cls(g.rules, hand, table, bool(st.ps[0, p, L.PS_LAID]), taken=opt(L.G_TAKEN),
+                   taken_must=bool(gs[L.G_TAKEN_MUST]), owed=opt(L.G_OWED), freed=int(gs[L.G_FREED]),
+                   manips=int(gs[L.G_MANIPS]), debt=int(gs[L.G_OPEN_DEBT]), active=p)
+
+    def copy(self) -> "TurnModel":
+        other = copy.copy(self)
+        other.hand = Counter(self.hand)
+        other.table = copy.deepcopy(self.table)
+        other._plan_cache = self._plan_cache
+        return other
+
+    # ---- knobs
+    def _lim_end(self):
+        return self.rules.layoff_max_per_run_end_per_turn
+
+    def _lim_run(self):
+        return self.rules.layoff_max_per_run_per_turn
+
+    def may_layoff(self) -> bool:
+        return self.laid or not self.rules.layoff_requires_opened
+
+    # ---- the pending card (D9, D11, D23): what must be placed before anything else
+    def pending(self):
+        if self.taken_must and self.taken is not None:
+            return self.taken
+        if self.freed > 0:
+            return JOKER
+        return self.owed
+
+    # ---- where a card may go (lay-offs; A12, A21, V2, §2.2 sets)
+    def end_ok(self, run: Run, side: int, card: int) -> bool:
+        """May ``card`` (a natural of that position, or a joker) be laid off at the high (``HI``) or
+        low (``LO``) end of ``run`` now?"""
+        r = self.rules
+        lo, hi = run.lo, run.hi
+        if r.run_growth_rule == "up_until_ace_then_down":
+            if side == HI and hi == 14:
+                return False
+            if side == LO and hi != 14:
+                return False
+        q = hi + 1 if side == HI else lo - 1
+        if not 1 <= q <= 14:
+            return False
+        if q == 14 and not r.ace_high or q == 1 and not r.ace_low:
+            return False
+        if min(lo, q) == 1 and max(hi, q) == 14 and not r.allow_both_aces_in_run:
+            return False
+        if card == JOKER:
+            if not r.run_adjacent_jokers and run.cells[hi if side == HI else lo] == JOKER:
+                return False
+        elif card != pos_type(run.suit, q):
+            return False
+        if self._lim_end() is not None and (run.t_hi if side == HI else run.t_lo) >= self._lim_end():
+            return False
+        if self._lim_run() is not None and run.t_all >= self._lim_run():
+            return False
+        return True
+
+    def run_side(self, run: Run, t: int):
+        """End (HI/LO) where card ``t`` goes when laid off onto ``run`` (plain lay-off), or None."""
+        if t == JOKER:
+            for side in (HI, LO):
+                if self.end_ok(run, side, JOKER):
+                    return side
+            return None
+        if t // 13 != run.suit:
+            return None
+        for q in sorted(positions_of(t)):            # an ace: the low end first
+            if q == run.lo - 1 and self.end_ok(run, LO, t):
+                return LO
+            if q == run.hi + 1 and self.end_ok(run, HI, t):
+                return HI
+        return None
+
+    def set_fits(self, s, t) -> bool:
+        r = self.rules
+        if s.kind == "jset":
+            return t == JOKER and len(s) < 4
+        if r.set_max_size is not None and len(s) >= r.set_max_size:
+            return False
+        if t != JOKER and t % 13 != s.rank:
+            return False
+        if not r.set_allow_duplicate_suit:
+            if len(s) >= 4:
+                return False
+            if t != JOKER and any(x // 13 == t // 13 for x in s.nats):
+                return False                     # a joker's suit never blocks (§2.2)
+        return True
+
+    def fits(self, m, t) -> bool:
+        if m.kind == "run":
+            return self.run_side(m, t) is not None
+        return self.set_fits(m, t)
+
+    def value_at(self, m, t, side=None) -> int:
+        """Opening value of card ``t`` as part of meld ``m`` (A43 counts lay-offs with it)."""
+        mv = self.rules.meld_value
+        if m.kind == "run":
+            q = m.hi + 1 if side == HI else m.lo - 1
+            return mv[q]
+        if m.kind == "set":
+            return mv[14 if m.rank == 0 else m.rank + 1]
+        return self.rules.joker_set_meld_value
+
+    def tack(self, m, t, side=None) -> int:
+        """Lay ``t`` off onto meld ``m`` (fits); returns its value there."""
+        if m.kind == "run":
+            if side is None:
+                side = self.run_side(m, t)
+            v = self.value_at(m, t, side)
+            q = m.hi + 1 if side == HI else m.lo - 1
+            m.cells[q] = t
+            if side == HI:
+                m.t_hi += 1
+            else:
+                m.t_lo += 1
+            m.t_all += 1
+            return v
+        v = self.value_at(m, t)
+        if t == JOKER:
+            m.nj += 1
+        else:
+            m.nats.append(t)
+        return v
+
+    # ---- the best new melds (D9/D11/D23) and the lay-down plan (D21, D24, D26)
+    def new_melds(self, hand: Counter):
+        """Best new melds of ``hand`` for a player who has laid down (any value), or None."""
+        if not self.rules.new_melds_after_opening:
+            return None
+        return best_melds(self.rules, hand, 1)
+
+    def in_new_melds(self, hand: Counter, t: int) -> bool:
+        recs = self.new_melds(hand)
+        return recs is not None and record_count(recs, t) > 0
+
+    def plan(self):
+        """(records, debt) of the lay-down offered now, or None."""
+        key = (self.laid, tuple(sorted(self.hand.items())), self._table_key() if not self.laid else None)
+        if key in self._plan_cache:
+            return self._plan_cache[key]
+        out = None
+        r = self.rules
+        if self.laid:
+            recs = self.new_melds(self.hand)
+            out = None if recs is None else (recs, 0)
+        else:
+            recs = best_melds(r, self.hand)
+            if recs is not None:
+                out = (recs, 0)
+            elif r.kalooki_exempt_from_opening_min:                        # V1 (D24)
+                recs = best_melds(r, self.hand, 1)
+                if recs is not None:
+                    placed = sum(len(m) if m.kind != "run" else len(m.cells) for m in record_melds(recs, 0))
+                    if placed >= sum(self.hand.values()) - 1:
+                        out = (recs, 0)
+            if out is None and r.opening_counts_layoffs == "with_new_meld":   # A43 (D26)
+                recs = best_melds(r, self.hand, 1)
+                if recs is not None:
+                    value = self.records_value(recs)
+                    debt = r.opening_min_points - value
+                    rest = Counter(self.hand)
+                    for m in record_melds(recs, 0):
+                        for t in range(N_TYPES):
+                            rest[t] -= meld_count(m, t)
+                    if self.greedy_bound(rest, self.table) >= debt:
+                        out = (recs, debt)
+        self._plan_cache[key] = out
+        return out
+
+    def records_value(self, recs) -> int:
+        mv = self.rules.meld_value
+        v = 0
+        for m in record_melds(recs, 0):
+            if m.kind == "run":
+                v += sum(mv[q] for q in m.cells)
+            elif m.kind == "set":
+                v += len(m) * mv[14 if m.rank == 0 else m.rank + 1]
+            else:
+                v += len(m) * self.rules.joker_set_meld_value
+        return v
+
+    def _table_key(self):
+        return tuple((m.kind, tuple(m.tokens()), getattr(m, "t_lo", 0), getattr(m, "t_hi", 0),
+                      getattr(m, "t_all", 0)) for m in self.table)
+
+    def greedy_bound(self, hand: Counter, table) -> int:
+        """D26's greedy lay-off sequence: points the hand can lay off onto ``table`` (a lower bound)."""
+        work = copy.deepcopy(table)
+        h = Counter(hand)
+        total = 0
+        found = True
+        while found:
+            found = False
+            for t in range(N_TYPES):
+                if h[t] <= 0:
+                    continue
+                for m in work:
+                    if self.fits(m, t):
+                        total += self.tack(m, t)
+                        h[t] -= 1
+                        found = True
+                        break
+        return total
+
+    # ---- placeability (D23 takes, D11 swaps)
+    def placeable(self, t: int, hand: Counter, table) -> bool:
+        """Could card ``t`` (in ``hand``) be placed at once: a lay-off onto ``table`` or the best new
+        melds of ``hand``?"""
+        if self.may_layoff() and any(self.fits(m, t) for m in table):
+            return True
+        return self.in_new_melds(hand, t)
+
+    # ---- legality of every play-phase action
+    def legal(self) -> set:
+        out = set()
+        if self.over:
+            return out
+        if sum(self.hand.values()) == 0:
+            return out
+        nm = len(self.table)
+        if self.debt > 0:                               # A43: only lay-offs completing the opening
+            for t in list(self.hand):
+                if self.hand[t] <= 0:
+                    continue
+                for i, m in enumerate(self.table):
+                    if self.fits(m, t) and self._debt_ok(i, t, None):
+                        out.add(L.A_TACK + i * N_TYPES + t)
+                    if t == JOKER and m.kind == "run" and self._low_joker_ok(m) and self._debt_ok(i, t, LO):
+                        out.add(A_TACK_LOW + i)
+            return out
+        pend = self.pending()
+        plan = self.plan()
+        if plan is not None and nm + len(plan[0]) <= self.m_max:
+            if pend is None or record_count(plan[0], pend) > 0:
+                out.add(L.A_LAY)
+        if pend is None:
+            any_discard = False
+            for t, n in self.hand.items():
+                if n > 0 and self._discard_ok(t):
+                    out.add(L.A_DISCARD + t)
+                    any_discard = True
+            if not any_discard and not self._any_tack():
+                out.add(L.A_END_TURN)                    # A15/A54 (D20)
+        if self.may_layoff():
+            for t, n in self.hand.items():
+                if n <= 0 or (pend is not None and t != pend):
+                    continue
+                for i, m in enumerate(self.table):
+                    if self.fits(m, t):
+                        out.add(L.A_TACK + i * N_TYPES + t)
+                    if t == JOKER and m.kind == "run" and self._low_joker_ok(m):
+                        out.add(A_TACK_LOW + i)
+        out |= self._swaps(pend)
+        out |= self._manipulations(pend)
+        return out
+
+    def _discard_ok(self, t) -> bool:
+        r = self.rules
+        if t == JOKER and not r.allow_discard_joker:
+            return False
+        if r.forbid_discard_of_taken_discard and self.taken == t and self.hand[t] < 2:
+            return False                                 # A40/A53, D19
+        return True
+
+    def _any_tack(self) -> bool:
+        if not self.may_layoff():
+            return False
+        return any(self.fits(m, t) for t, n in self.hand.items() if n > 0 for m in self.table)
+
+    def _low_joker_ok(self, run) -> bool:
+        """``A_TACK_LOW``: both ends could take a joker now (else the plain lay-off is that move)."""
+        return self.end_ok(run, LO, JOKER) and self.end_ok(run, HI, JOKER)
+
+    def _debt_ok(self, i, t, side) -> bool:
+        table = copy.deepcopy(self.table)
+        m = table[i]
+        v = self.tack(m, t, side if side is not None else (self.run_side(m, t) if m.kind == "run" else None))
+        rest = Counter(self.hand)
+        rest[t] -= 1
+        return v + self.greedy_bound(rest, table) >= self.debt
+
+    def _swaps(self, pend) -> set:
+        """Joker swaps (M6 retrieve in runs, one-for-one in 3-card sets), A45, D11."""
+        out = set()
+        r = self.rules
+        if r.joker_swap == "none" or (r.joker_swap_requires_opened and not self.laid):
+            return out
+        if self.owed is not None:                        # A45: the natural comes from the hand
+            return out
+        for i, m in enumerate(self.table):
+            if m.kind == "run":
+                for q, c in m.cells.items():
+                    if c != JOKER:
+                        continue
+                    if not r.joker_swap_from_run_end and q in (m.lo, m.hi):
+                        continue                          # V3
+                    nat = pos_type(m.suit, q)
+                    if self.hand[nat] <= 0 or (pend is not None and pend != nat):
+                        continue
+                    if r.joker_swap != "retrieve":
+                        continue                          # (Caribbean's move is not modelled)
+                    if self._freed_ok(i, ("run", q), nat):
+                        out.add(L.A_MOVE + i * 15 + q)
+            elif m.kind == "set" and m.nj > 0 and r.set_joker_swap == "one_for_one_3card" and r.joker_swap == "retrieve":
+                if len(m) != 3:
+                    continue                              # 4-card sets: jokers locked (A19/A20)
+                for s in range(4):
+                    nat = s * 13 + m.rank
+                    if self.hand[nat] <= 0 or (pend is not None and pend != nat):
+                        continue
+                    if not r.set_allow_duplicate_suit and any(x // 13 == s for x in m.nats):
+                        continue
+                    if self._freed_ok(i, ("set", s), nat):
+                        out.add(L.A_SETSWAP + i * 4 + s)
+        return out
+
+    def _freed_ok(self, i, where, nat) -> bool:
+        if not self.rules.freed_joker_must_be_used_same_turn:
+            return True
+        table = copy.deepcopy(self.table)
+        hand = Counter(self.hand)
+        self._do_swap(table, hand, i, where, nat)
+        return self.placeable(JOKER, hand, table)
+
+    @staticmethod
+    def _do_swap(table, hand, i, where, nat):
+        m = table[i]
+        if where[0] == "run":
+            m.cells[where[1]] = nat
+        else:
+            m.nats.append(nat)
+            m.nj -= 1
+        hand[nat] -= 1
+        hand[JOKER] += 1
+
+    # ---- table manipulation M1-M5 (D23)
+    def _manipulations(self, pend) -> set:
+        out = set()
+        r = self.rules
+        if not r.table_manipulation or not self.laid or self.manips >= MANIP_CAP:
+            return out
+        for i, m in enumerate(self.table):
+            if m.kind == "run":
+                for side in (HI, LO):
+                    for jk in (0, 1):
+                        a = L.A_SHIFT + (i * 2 + side) * 2 + jk
+                        if self._try_manip(a, pend) is not None:
+                            out.add(a)
+                    a = L.A_TAKE_END + i * 2 + side
+                    if self._try_manip(a, pend) is not None:
+                        out.add(a)
+                for q in range(m.lo + 1, m.hi):
+                    a = L.A_SPLIT + i * 15 + q
+                    if self._try_manip(a, pend) is not None:
+                        out.add(a)
+            elif m.kind == "set":
+                if len(m) == 3:
+                    for j in range(16):
+                        a = L.A_SETSUB + i * 16 + j
+                        if self._try_manip(a, pend) is not None:
+                            out.add(a)
+                elif len(m) == 4:
+                    for s in range(4):
+                        a = L.A_SETTAKE + i * 4 + s
+                        if self._try_manip(a, pend) is not None:
+                            out.add(a)
+        return out
+
+    def _manip_effect(self, a, table, hand):
+        """Carry out manipulation ``a`` on copies ``table``/``hand`` when its shape is legal.
+        Returns (placed type or None, taken type or None, touched meld indices) or None."""
+        r = self.rules
+        rmin = r.run_min_size
+        if a < L.A_TAKE_END:                              # M1 shift
+            x = a - L.A_SHIFT
+            i, side, jk = x // 4, (x // 2) % 2, x % 2
+            if i >= len(table) or table[i].kind != "run":
+                return None
+            m = table[i]
+            lo, hi = m.lo, m.hi
+            if r.run_growth_rule == "up_until_ace_then_down":
+                if (side == HI) == (hi == 14):
+                    return None
+            q_add = hi + 1 if side == HI else lo - 1
+            q_take = lo if side == HI else hi
+            if not 1 <= q_add <= 14:
+                return None
+            add = JOKER if jk else pos_type(m.suit, q_add)
+            if hand[add] <= 0:
+                return None
+            if self._lim_end() is not None and (m.t_hi if side == HI else m.t_lo) >= self._lim_end():
+                return None
+            if self._lim_run() is not None and m.t_all >= self._lim_run():
+                return None
+            c = m.cells[q_take]
+            if c == JOKER and not r.end_take_may_take_joker:
+                return None                               # A19
+            del m.cells[q_take]
+            m.cells[q_add] = add
+            if side == HI:
+                m.t_hi += 1
+            else:
+                m.t_lo += 1
+            m.t_all += 1
+            hand[add] -= 1
+            hand[c] += 1
+            return add, c, (i,)
+        if a < L.A_SPLIT:                                 # M2 end take
+            x = a - L.A_TAKE_END
+            i, side = x // 2, x % 2
+            if i >= len(table) or table[i].kind != "run":
+                return None
+            m = table[i]
+            if len(m.cells) - 1 < rmin:
+                return None
+            q = m.hi if side == HI else m.lo
+            c = m.cells[q]
+            if c == JOKER and not r.end_take_may_take_joker:
+                return None
+            del m.cells[q]
+            hand[c] += 1
+            return None, c, (i,)
+        if a < L.A_SETSUB:                                # M3 split
+            i, q = divmod(a - L.A_SPLIT, 15)
+            if i >= len(table) or table[i].kind != "run":
+                return None
+            m = table[i]
+            lo, hi = m.lo, m.hi
+            if not lo < q < hi or q - lo + 1 < rmin or hi - q + 1 < rmin:
+                return None
+            nat = pos_type(m.suit, q)
+            if hand[nat] <= 0 or len(table) >= self.m_max:
+                return None
+            upper = Run(m.owner, m.suit, {p: m.cells[p] for p in range(q + 1, hi + 1)})
+            upper.cells[q] = nat
+            for p in range(q + 1, hi + 1):
+                del m.cells[p]
+            # rule 5 (issue 37): each part keeps the count of the end it kept; new ends start at 0
+            upper.t_hi, upper.t_lo, upper.t_all = m.t_hi, 0, m.t_hi
+            m.t_hi, m.t_all = 0, m.t_lo
+            table.append(upper)
+            hand[nat] -= 1
+            return nat, None, (i, len(table) - 1)
+        if a < L.A_SETTAKE:                               # M4 substitution in a 3-card set
+            x = a - L.A_SETSUB
+            i, s_add, s_take = x // 16, (x // 4) % 4, x % 4
+            if i >= len(table) or table[i].kind != "set" or len(table[i]) != 3:
+                return None
+            m = table[i]
+            add, c = s_add * 13 + m.rank, s_take * 13 + m.rank
+            if s_add == s_take or add in m.nats or c not in m.nats or hand[add] <= 0:
+                return None
+            m.nats[m.nats.index(c)] = add
+            hand[add] -= 1
+            hand[c] += 1
+            return add, c, (i,)
+        if a < L.A_UPSWAP:                                # M5 take from a 4-card set
+            i, s = divmod(a - L.A_SETTAKE, 4)
+            if i >= len(table) or table[i].kind != "set" or len(table[i]) != 4:
+                return None
+            m = table[i]
+            c = s * 13 + m.rank
+            if c not in m.nats:
+                return None
+            m.nats.remove(c)
+            hand[c] += 1
+            return None, c, (i,)
+        return None
+
+    def _try_manip(self, a, pend):
+        """(table, hand, placed, taken) after manipulation ``a`` if it is legal now, else None."""
+        table = copy.deepcopy(self.table)
+        hand = Counter(self.hand)
+        eff = self._manip_effect(a, table, hand)
+        if eff is None:
+            return None
+        placed, taken, touched = eff
+        if pend is not None and placed != pend:
+            return None
+        for i in touched:
+            if not meld_is_legal(self.rules, table[i]):
+                return None
+        if taken is not None and self.rules.taken_cards_must_be_used_same_turn:
+            if not self.placeable(taken, hand, table):
+                return None
+        return table, hand, placed, taken
+
+    # ---- carrying out an action
+    def _settle(self, t, n):
+        """``n`` copies of ``t`` went from the hand to the table: the owed card first, then freed
+        jokers, then the ban on the card drawn from the pile (D19)."""
+        if n > 0 and self.owed == t:
+            self.owed = None
+            n -= 1
+        if n > 0 and t == JOKER and self.freed > 0:
+            k = min(n, self.freed)
+            self.freed -= k
+            n -= k
+        if n > 0 and self.taken == t:
+            self.taken = None
+            self.taken_must = False
+
+    def apply(self, a: int, plan_records=None) -> None:
+        """Carry out play action ``a``.  ``A_LAY`` lays ``plan_records`` (the engine's offered plan,
+        taken as given), or the model's own plan when None."""
+        a = int(a)
+        if a == L.A_END_TURN:
+            self.over = True
+            return
+        if a == L.A_LAY:
+            own = self.plan()
+            if plan_records is None:
+                plan_records = own[0]
+            debt = own[1] if own is not None else 0
+            was_laid = self.laid
+            new = record_melds(plan_records, self.active)
+            for t in range(N_TYPES):
+                n = sum(meld_count(m, t) for m in new)
+                if n:
+                    self._settle(t, n)
+                    self.hand[t] -= n
+            self.table.extend(new)
+            self.laid = True
+            if not was_laid:
+                self.debt = max(debt, 0)
+        elif L.A_DISCARD <= a < L.A_TACK:
+            self.hand[a - L.A_DISCARD] -= 1
+            self.over = True
+        elif L.A_TACK <= a < L.A_MOVE or a >= A_TACK_LOW:
+            if a >= A_TACK_LOW:
+                i, t, side = a - A_TACK_LOW, JOKER, LO
+            else:
+                i, t = divmod(a - L.A_TACK, N_TYPES)
+                side = None
+            self._settle(t, 1)
+            v = self.tack(self.table[i], t, side)
+            self.hand[t] -= 1
+            if self.debt > 0:
+                self.debt = max(self.debt - v, 0)
+        elif L.A_MOVE <= a < L.A_SETSWAP:
+            i, q = divmod(a - L.A_MOVE, 15)
+            nat = pos_type(self.table[i].suit, q)
+            self._settle(nat, 1)
+            self._do_swap(self.table, self.hand, i, ("run", q), nat)
+            if self.rules.freed_joker_must_be_used_same_turn:
+                self.freed += 1
+        elif L.A_SETSWAP <= a < L.A_SHIFT:
+            i, s = divmod(a - L.A_SETSWAP, 4)
+            nat = s * 13 + self.table[i].rank
+            self._settle(nat, 1)
+            self._do_swap(self.table, self.hand, i, ("set", s), nat)
+            if self.rules.freed_joker_must_be_used_same_turn:
+                self.freed += 1
+        elif L.A_SHIFT <= a < L.A_UPSWAP:
+            table = self.table
+            hand = self.hand
+            eff = self._manip_effect(a, table, hand)
+            if eff is None:
+                raise ValueError(f"manipulation {a} has no effect in the model")
+            placed, taken, _ = eff
+            if placed is not None:
+                self._settle(placed, 1)
+            if taken is not None and self.rules.taken_cards_must_be_used_same_turn:
+                self.owed = taken
+            self.manips += 1
+        else:
+            raise ValueError(f"action {a} is not a play action the model knows")
+        self.hand = +self.hand
+        if sum(self.hand.values()) == 0:
+            self.over = True                              # went out (A3)
+
+    # ---- the draw phase's restricted discard draw (D9), a bonus
+    def draw_discard_legal(self, top: int, mode: str) -> bool:
+        """Before the draw (``self.hand`` without the card): may the top discard ``top`` be drawn
+        under draw mode ``mode`` ("any", "never", "if_used_in_opening", "if_used_in_meld_now")?"""
+        if mode == "any":
+            return True
+        if mode == "never":
+            return False
+        hand = Counter(self.hand)
+        hand[top] += 1
+        other = self.copy()
+        other.hand = hand
+        plan = other.plan()
+        if plan is not None and record_count(plan[0], top) > 0:
+            return True
+        if self.may_layoff() and (mode == "if_used_in_meld_now" or self.laid):
+            return any(self.fits(m, top) for m in self.table)
+        return False
+
+
+# ------------------------------------------------------------------------------------------------
+# reading the engine (initialisation, comparison)
+
+
+def read_table(st, g=0) -> list:
+    out = []
+    for m in range(int(st.gs[g, L.G_N_MELDS])):
+        kind = int(st.minfo[g, m, L.MI_KIND])
+        owner = int(st.minfo[g, m, L.MI_OWNER])
+        if kind == L.MK_RUN:
+            lo, hi = int(st.minfo[g, m, L.MI_LO]), int(st.minfo[g, m, L.MI_HI])
+            cells = {q: int(st.mcards[g, m, q]) for q in range(lo, hi + 1)}
+            out.append(Run(owner, int(st.minfo[g, m, L.MI_KEY]), cells, int(st.minfo[g, m, L.MI_T_LO]),
+                           int(st.minfo[g, m, L.MI_T_HI]), int(st.minfo[g, m, L.MI_T_ALL])))
+        elif kind == L.MK_SET:
+            n = int(st.minfo[g, m, L.MI_LEN])
+            cards = [int(st.mcards[g, m, i]) for i in range(n)]
+            out.append(Set(owner, int(st.minfo[g, m, L.MI_KEY]), [c for c in cards if c != JOKER],
+                           sum(1 for c in cards if c == JOKER)))
+        else:
+            out.append(JokerSet(owner, int(st.minfo[g, m, L.MI_LEN])))
+    return out
+
+
+def engine_plan_records(st, g=0):
+    """The lay-down plan the engine offers (plan 0), as meld records; None when there is none."""
+    nm = int(st.plan_n[g, 0, 0])
+    if nm < 0:
+        return None
+    return tuple(tuple(int(x) for x in st.plan[g, 0, i]) for i in range(nm))
+
+
+def action_texts(g, ids) -> list:
+    out = []
+    for a in sorted(ids):
+        if a < L.N_ACTIONS:
+            out.append(g.action_text(a))
+        elif a >= A_TACK_LOW:
+            out.append(f"tack JK on {a - A_TACK_LOW + 1} low end")
+        else:
+            out.append(f"<action {a}>")
+    return out
+
+
+def compare_legal(model: TurnModel, g) -> tuple:
+    """(model-only ids, engine-only ids) of the current decision."""
+    mask = g.legal_mask()
+    eng = set(int(a) for a in np.flatnonzero(mask))
+    mine = model.legal()
+    return mine - eng, eng - mine
+
+
+def _set_decl_problems(st, g, m, rules) -> list:
+    """A set joker must stand for a suit no natural of the set has (and jokers for distinct suits)."""
+    if rules.set_allow_duplicate_suit:
+        return []
+    n = int(st.minfo[g, m, L.MI_LEN])
+    nat_suits = {int(st.mcards[g, m, i]) // 13 for i in range(n) if st.mcards[g, m, i] != JOKER}
+    decl = [int(st.mas[g, m, i]) for i in range(n) if st.mcards[g, m, i] == JOKER]
+    probs = []
+    suits = [d // 13 for d in decl if d >= 0]
+    if any(s in nat_suits for s in suits) or len(set(suits)) != len(suits):
+        probs.append(f"meld {m + 1}: set jokers declared {[type_text(d) for d in decl]} "
+                     f"but the naturals have suits {sorted(nat_suits)}")
+    return probs
+
+
+def compare_state(model: TurnModel, g, counters=True, bookkeeping=True) -> list:
+    """Differences between the model's table/hand/bookkeeping and the engine's (empty: agree)."""
+    st = g.state
+    diffs = []
+    p = model.active
+    eng_hand = Counter({t: int(st.hands[0, p, t]) for t in range(N_TYPES) if st.hands[0, p, t] > 0})
+    if eng_hand != +model.hand:
+        diffs.append(f"hand: engine {sorted(eng_hand.elements())} model {sorted((+model.hand).elements())}")
+    eng_table = read_table(st)
+    if len(eng_table) != len(model.table):
+        diffs.append(f"table: engine {len(eng_table)} melds, model {len(model.table)}")
+    for i, (e, m) in enumerate(zip(eng_table, model.table)):
+        if e.kind != m.kind or e.owner != m.owner:
+            diffs.append(f"meld {i + 1}: engine {e.kind}/P{e.owner + 1}, model {m.kind}/P{m.owner + 1}")
+            continue
+        if e.kind == "run":
+            if e.suit != m.suit or e.cells != m.cells:
+                diffs.append(f"meld {i + 1}: engine {e.tokens()} model {m.tokens()}")
+            elif counters and (e.t_lo, e.t_hi, e.t_all) != (m.t_lo, m.t_hi, m.t_all):
+                diffs.append(f"meld {i + 1} {m.tokens()}: lay-off counts (low, high, all) engine "
+                             f"{(e.t_lo, e.t_hi, e.t_all)} model {(m.t_lo, m.t_hi, m.t_all)}")
+        elif e.kind == "set":
+            if e.rank != m.rank or sorted(e.nats) != sorted(m.nats) or e.nj != m.nj:
+                diffs.append(f"meld {i + 1}: engine {e.tokens()} model {m.tokens()}")
+            diffs += _set_decl_problems(st, 0, i, model.rules)
+        elif e.nj != m.nj:
+            diffs.append(f"meld {i + 1}: engine {e.nj} jokers, model {m.nj}")
+    if bookkeeping:
+        gs = st.gs[0]
+
+        def opt(k):
+            v = int(gs[k])
+            return None if v < 0 else v
+
+        eng = {"owed": opt(L.G_OWED), "freed": int(gs[L.G_FREED]), "manipulations": int(gs[L.G_MANIPS]),
+               "open debt": int(gs[L.G_OPEN_DEBT])}
+        mine = {"owed": model.owed, "freed": model.freed, "manipulations": model.manips,
+                "open debt": model.debt}
+        # the drawn card's ban: the engine forgets the card once a hand copy is on the table
+        eng["taken"] = opt(L.G_TAKEN)
+        mine["taken"] = model.taken
+        for k in eng:
+            if eng[k] != mine[k]:
+                ev, mv = eng[k], mine[k]
+                if k in ("owed", "taken"):
+                    ev = type_text(ev) if ev is not None else None
+                    mv = type_text(mv) if mv is not None else None
+                diffs.append(f"{k}: engine {ev} model {mv}")
+    return diffs
+
+
+def position_text(g) -> str:
+    """``Game.from_text`` text of the current position (play phase).  The per-turn lay-off counts
+    and an opening debt cannot be written: give the turn's earlier actions with it."""
+    st = g.state
+    gs = st.gs[0]
+    n = g.n_players
+    lines = [f"active: P{int(gs[L.G_ACTIVE]) + 1}", f"phase: {g.phase}", f"players: {n}",
+             f"turn: {int(gs[L.G_TURN])}"]
+    for p in range(n):
+        cards = " ".join(g.hand(p)) or "-"
+        lines.append(f"P{p + 1}: {cards}{' | laid' if st.ps[0, p, L.PS_LAID] else ''}")
+    if g.table:
+        lines.append("table: " + ", ".join(f"P{o + 1} [{' '.join(t)}]" for o, t in g.table))
+    pile = g.discard_pile
+    lines.append("discard: " + (" ".join(pile) if pile else "-"))
+    if gs[L.G_TAKEN] >= 0:
+        lines.append(f"taken: {type_text(int(gs[L.G_TAKEN]))}")
+    if gs[L.G_TAKEN_MUST]:
+        lines.append("taken_must: yes")
+    if gs[L.G_OWED] >= 0:
+        lines.append(f"owed: {type_text(int(gs[L.G_OWED]))}")
+    if gs[L.G_FREED]:
+        lines.append(f"freed: {int(gs[L.G_FREED])}")
+    if gs[L.G_MANIPS]:
+        lines.append(f"manipulations: {int(gs[L.G_MANIPS])}")
+    if gs[L.G_OPEN_DEBT]:
+        lines.append(f"# open debt {int(gs[L.G_OPEN_DEBT])} (not expressible in the text)")
+    counts = [f"{i + 1}:{m.t_lo}/{m.t_hi}/{m.t_all}" for i, m in enumerate(read_table(st))
+              if m.kind == "run" and (m.t_lo or m.t_hi or m.t_all)]
+    if counts:
+        lines.append("# lay-off counts this turn (meld:low/high/all): " + " ".join(counts))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------
+# following played turns: the comparison driver shared by the tests and the script
+
+
+@dataclass
+class Report:
+    """Counts of what was compared and the disagreements found (each a dict with the position)."""
+
+    decisions: int = 0
+    turns: int = 0
+    actions: int = 0
+    problems: list = field(default_factory=list)
+    by_rules: dict = field(default_factory=dict)
+
+    def add(self, other: "Report") -> None:
+        self.decisions += other.decisions
+        self.turns += other.turns
+        self.actions += other.actions
+        self.problems += other.problems
+        for k, v in other.by_rules.items():
+            d = self.by_rules.setdefault(k, [0, 0])
+            d[0] += v[0]
+            d[1] += v[1]
+
+
+def _plan_key(records):
+    return sorted(tuple(sorted("JK" if t.startswith("JK") else t for t in m.tokens()))
+                  for m in record_melds(records, 0))
+
+
+class TurnFollower:
+    """Follows every play-phase decision of a ``Game``: a new ``TurnModel`` at the first decision of
+    each turn, then the model's own state; compares the legal actions (both directions) before each
+    action and the table/hand/bookkeeping after it."""
+
+    def __init__(self, g, report: Report, label: str = ""):
+        self.g = g
+        self.report = report
+        self.label = label or g.rules.name
+        self.model = None
+        self.key = None
+        self.start_text = ""
+        self.history: list = []
+
+    def _turn_key(self):
+        gs = self.g.state.gs[0]
+        return (int(gs[L.G_HAND_NO]), int(gs[L.G_DEAL_NO]), int(gs[L.G_TURN]), int(gs[L.G_ACTIVE]))
+
+    def _problem(self, kind, detail):
+        self.report.problems.append({"rules": self.label, "kind": kind, "detail": detail,
+                                     "position": self.start_text, "actions": list(self.history)})
+
+    def in_play(self) -> bool:
+        g = self.g
+        return not g.terminal and g.phase == "play" and g.to_act == g.current_player
+
+    def before(self) -> None:
+        """Call at a play-phase decision, before choosing the action."""
+        key = self._turn_key()
+        if self.model is None or key != self.key or self.model.over:
+            self.model = TurnModel.from_game(self.g)
+            self.key = key
+            self.start_text = position_text(self.g)
+            self.history = []
+            self.report.turns += 1
+        self.report.decisions += 1
+        rb = self.report.by_rules.setdefault(self.label, [0, 0])
+        rb[0] += 1
+        only_model, only_engine = compare_legal(self.model, self.g)
+        if only_model or only_engine:
+            self._problem("legal", {"model only": action_texts(self.g, only_model),
+                                    "engine only": action_texts(self.g, only_engine)})
+        if L.A_LAY in self.model.legal() and self.g.legal_mask()[L.A_LAY]:
+            eng = engine_plan_records(self.g.state)
+            mine = self.model.plan()
+            if eng is not None and mine is not None and _plan_key(eng) != _plan_key(mine[0]):
+                self._problem("plan", {"engine": self.g.action_text(L.A_LAY),
+                                       "model": " ".join("[" + " ".join(m.tokens()) + "]"
+                                                         for m in record_melds(mine[0], 0))})
+
+    def apply(self, a: int) -> None:
+        """Apply action ``a`` to the engine and the model and compare what they hold."""
+        g, model = self.g, self.model
+        text = g.action_text(a)
+        plan = engine_plan_records(g.state) if a == L.A_LAY else None
+        hand_no = int(g.state.gs[0, L.G_HAND_NO])
+        g.apply(a)
+        self.history.append(text)
+        self.report.actions += 1
+        try:
+            model.apply(a, plan)
+        except Exception as e:                        # a disagreement already reported, or a model bug
+            self._problem("model error", f"{text}: {type(e).__name__}: {e}")
+            self._resync()
+            return
+        if g.terminal or int(g.state.gs[0, L.G_HAND_NO]) != hand_no:
+            return
+        same_turn = self.in_play() and self._turn_key() == self.key and not model.over
+        diffs = compare_state(model, g, counters=same_turn, bookkeeping=same_turn)
+        if diffs:
+            self._problem("state", diffs)
+            self._resync()
+
+    def _resync(self):
+        if self.in_play() and self._turn_key() == self.key:
+            over = self.model.over
+            self.model = TurnModel.from_game(self.g)
+            self.model.over = over
+        else:
+            self.model = None
+
+
+def biased_choice(g, rng, p_discard=0.25) -> int:
+    """A random legal action that prefers melding, laying off and manipulating to discarding."""
+    legal = g.legal_actions()
+    if g.phase != "play":
+        return legal[int(rng.integers(len(legal)))]
+    ends = [a for a in legal if a == L.A_END_TURN or L.A_DISCARD <= a < L.A_TACK]
+    rest = [a for a in legal if a not in ends]
+    pool = ends if (not rest or (ends and rng.random() < p_discard)) else rest
+    return pool[int(rng.integers(len(pool)))]
+
+
+def check_game(rules, n_players: int, seed: int, driver: str, report: Report, label: str = "",
+               max_steps: int = 3000) -> None:
+    """Play one hand with ``driver`` ("random", "expert", "greedy": the compiled agents at every
+    seat; "biased": ``biased_choice``) and compare every play-phase decision."""
+    from .game import Game
+
+    if driver == "biased":
+        g = Game(rules, n_players=n_players, seed=seed, game_id=seed)
+        rng = np.random.default_rng(seed)
+    else:
+        g = Game(rules, n_players=n_players, seed=seed, game_id=seed, agents=[driver] * n_players)
+        rng = None
+    follow = TurnFollower(g, report, label)
+    steps = 0
+    while not g.terminal and steps < max_steps:
+        a = biased_choice(g, rng) if rng is not None else g.agent_action()
+        if follow.in_play():
+            follow.before()
+            follow.apply(a)
+        else:
+            g.apply(a)
+        steps += 1
+
+
+def check_position(g, report: Report, rng, label: str = "", max_actions: int = 12) -> None:
+    """Follow the active player's turn from position ``g`` (play phase) with biased random actions."""
+    follow = TurnFollower(g, report, label)
+    n = 0
+    while follow.in_play() and n < max_actions:
+        follow.before()
+        legal = g.legal_actions()
+        if not legal:
+            break
+        follow.apply(biased_choice(g, rng))
+        n += 1
