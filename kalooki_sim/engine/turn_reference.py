@@ -105,6 +105,9 @@ class Run:
     t_all: int = 0                  # ... on this run in all (V2)
     kind: str = "run"
 
+    def clone(self) -> "Run":
+        return Run(self.owner, self.suit, dict(self.cells), self.t_lo, self.t_hi, self.t_all)
+
     @property
     def lo(self) -> int:
         return min(self.cells)
@@ -129,6 +132,9 @@ class Set:
     def __len__(self):
         return len(self.nats) + self.nj
 
+    def clone(self) -> "Set":
+        return Set(self.owner, self.rank, list(self.nats), self.nj)
+
     def tokens(self) -> list:
         held = [sum(1 for t in self.nats if t // 13 == s) for s in range(4)]
         toks = [type_text(t) for t in sorted(self.nats)]
@@ -148,8 +154,15 @@ class JokerSet:
     def __len__(self):
         return self.nj
 
+    def clone(self) -> "JokerSet":
+        return JokerSet(self.owner, self.nj)
+
     def tokens(self) -> list:
         return ["JK"] * self.nj
+
+
+def clone_table(table) -> list:
+    return [m.clone() for m in table]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -269,6 +282,7 @@ class TurnModel:
         self.active = active
         self.m_max = n_melds_max
         self.over = False
+        self._legal = None
         self._plan_cache = {}
         assert not rules.going_out_requires_discard, "the model covers going_out_requires_discard = false"
         assert rules.opening_mode == "points", "the model covers the points variants"
@@ -293,8 +307,9 @@ class TurnModel:
     def copy(self) -> "TurnModel":
         other = copy.copy(self)
         other.hand = Counter(self.hand)
-        other.table = copy.deepcopy(self.table)
+        other.table = clone_table(self.table)
         other._plan_cache = self._plan_cache
+        other._legal = None
         return other
 
     # ---- knobs
@@ -474,7 +489,7 @@ class TurnModel:
 
     def greedy_bound(self, hand: Counter, table) -> int:
         """D26's greedy lay-off sequence: points the hand can lay off onto ``table`` (a lower bound)."""
-        work = copy.deepcopy(table)
+        work = clone_table(table)
         h = Counter(hand)
         total = 0
         found = True
@@ -501,6 +516,11 @@ class TurnModel:
 
     # ---- legality of every play-phase action
     def legal(self) -> set:
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return set(self._legal)
+
+    def _compute_legal(self) -> set:
         out = set()
         if self.over:
             return out
@@ -561,8 +581,8 @@ class TurnModel:
         return self.end_ok(run, LO, JOKER) and self.end_ok(run, HI, JOKER)
 
     def _debt_ok(self, i, t, side) -> bool:
-        table = copy.deepcopy(self.table)
-        m = table[i]
+        table = list(self.table)
+        table[i] = m = table[i].clone()
         v = self.tack(m, t, side if side is not None else (self.run_side(m, t) if m.kind == "run" else None))
         rest = Counter(self.hand)
         rest[t] -= 1
@@ -606,7 +626,8 @@ class TurnModel:
     def _freed_ok(self, i, where, nat) -> bool:
         if not self.rules.freed_joker_must_be_used_same_turn:
             return True
-        table = copy.deepcopy(self.table)
+        table = list(self.table)
+        table[i] = table[i].clone()
         hand = Counter(self.hand)
         self._do_swap(table, hand, i, where, nat)
         return self.placeable(JOKER, hand, table)
@@ -655,7 +676,7 @@ class TurnModel:
                             out.add(a)
         return out
 
-    def _manip_effect(self, a, table, hand):
+    def _manip_effect(self, a, table, hand, clone=False):
         """Carry out manipulation ``a`` on copies ``table``/``hand`` when its shape is legal.
         Returns (placed type or None, taken type or None, touched meld indices) or None."""
         r = self.rules
@@ -665,7 +686,7 @@ class TurnModel:
             i, side, jk = x // 4, (x // 2) % 2, x % 2
             if i >= len(table) or table[i].kind != "run":
                 return None
-            m = table[i]
+            m = table[i] = table[i].clone() if clone else table[i]
             lo, hi = m.lo, m.hi
             if r.run_growth_rule == "up_until_ace_then_down":
                 if (side == HI) == (hi == 14):
@@ -699,7 +720,7 @@ class TurnModel:
             i, side = x // 2, x % 2
             if i >= len(table) or table[i].kind != "run":
                 return None
-            m = table[i]
+            m = table[i] = table[i].clone() if clone else table[i]
             if len(m.cells) - 1 < rmin:
                 return None
             q = m.hi if side == HI else m.lo
@@ -713,7 +734,7 @@ class TurnModel:
             i, q = divmod(a - L.A_SPLIT, 15)
             if i >= len(table) or table[i].kind != "run":
                 return None
-            m = table[i]
+            m = table[i] = table[i].clone() if clone else table[i]
             lo, hi = m.lo, m.hi
             if not lo < q < hi or q - lo + 1 < rmin or hi - q + 1 < rmin:
                 return None
@@ -735,7 +756,7 @@ class TurnModel:
             i, s_add, s_take = x // 16, (x // 4) % 4, x % 4
             if i >= len(table) or table[i].kind != "set" or len(table[i]) != 3:
                 return None
-            m = table[i]
+            m = table[i] = table[i].clone() if clone else table[i]
             add, c = s_add * 13 + m.rank, s_take * 13 + m.rank
             if s_add == s_take or add in m.nats or c not in m.nats or hand[add] <= 0:
                 return None
@@ -747,7 +768,7 @@ class TurnModel:
             i, s = divmod(a - L.A_SETTAKE, 4)
             if i >= len(table) or table[i].kind != "set" or len(table[i]) != 4:
                 return None
-            m = table[i]
+            m = table[i] = table[i].clone() if clone else table[i]
             c = s * 13 + m.rank
             if c not in m.nats:
                 return None
@@ -758,9 +779,9 @@ class TurnModel:
 
     def _try_manip(self, a, pend):
         """(table, hand, placed, taken) after manipulation ``a`` if it is legal now, else None."""
-        table = copy.deepcopy(self.table)
+        table = list(self.table)                      # _manip_effect clones the meld it changes
         hand = Counter(self.hand)
-        eff = self._manip_effect(a, table, hand)
+        eff = self._manip_effect(a, table, hand, clone=True)
         if eff is None:
             return None
         placed, taken, touched = eff
@@ -793,6 +814,7 @@ class TurnModel:
         """Carry out play action ``a``.  ``A_LAY`` lays ``plan_records`` (the engine's offered plan,
         taken as given), or the model's own plan when None."""
         a = int(a)
+        self._legal = None
         if a == L.A_END_TURN:
             self.over = True
             return
