@@ -71,7 +71,7 @@ def main(argv=None) -> int:
         d[2] += rep.decisions
         d[3] += len(rep.problems)
         total.add(rep)
-        bar.set_postfix(decisions=total.decisions, disagreements=len(total.problems))
+        bar.set_postfix(decisions=total.decisions, disagreements=len(total.problems), refresh=False)
     elapsed = time.time() - t0
     if args.hypothesis:
         total.add(_hypothesis(args.hypothesis, args.seed))

@@ -1164,6 +1164,35 @@ class TurnFollower:
             self.model = None
 
 
+def draw_mode(rules, laid: bool, turn: int) -> str:
+    """The discard-draw restriction that applies (RULES.md §4.5; D10: the first turn of a hand is free
+    under ``first_turn_free_upcard``)."""
+    mode = rules.discard_draw_after_opening if laid else rules.discard_draw_before_opening
+    if mode != "any" and rules.first_turn_free_upcard and turn == 0:
+        mode = "any"
+    return mode
+
+
+def check_draw(g, report: Report, label: str = "") -> None:
+    """The draw phase's restricted discard draw (D9), a bonus: the model's answer for "draw discard"
+    against the engine's mask."""
+    st = g.state
+    gs = st.gs[0]
+    if g.terminal or g.phase != "draw" or int(gs[L.G_DISC_N]) == 0 or int(gs[L.G_AFTER_ALLOW]):
+        return
+    model = TurnModel.from_game(g)
+    top = int(st.disc[0, int(gs[L.G_DISC_N]) - 1])
+    mine = model.draw_discard_legal(top, draw_mode(g.rules, model.laid, int(gs[L.G_TURN])))
+    eng = bool(g.legal_mask()[L.A_DRAW_DISCARD])
+    report.decisions += 1
+    report.draws = getattr(report, "draws", 0) + 1
+    if mine != eng:
+        report.problems.append({"rules": label or g.rules.name, "kind": "draw discard",
+                                "detail": f"top {type_text(top)}: engine {'offers' if eng else 'refuses'} "
+                                          f"the draw, the model {'offers' if mine else 'refuses'} it",
+                                "position": position_text(g), "actions": []})
+
+
 def biased_choice(g, rng, p_discard=0.25) -> int:
     """A random legal action that prefers melding, laying off and manipulating to discarding."""
     legal = g.legal_actions()
@@ -1190,6 +1219,8 @@ def check_game(rules, n_players: int, seed: int, driver: str, report: Report, la
     follow = TurnFollower(g, report, label)
     steps = 0
     while not g.terminal and steps < max_steps:
+        if g.phase == "draw" and g.to_act == g.current_player:
+            check_draw(g, report, label)
         a = biased_choice(g, rng) if rng is not None else g.agent_action()
         if follow.in_play():
             follow.before()
