@@ -282,6 +282,7 @@ class TurnModel:
         self.active = active
         self.m_max = n_melds_max
         self.over = False
+        self._no_a43 = False
         self._legal = None
         self._plan_cache = {}
         assert not rules.going_out_requires_discard, "the model covers going_out_requires_discard = false"
@@ -457,7 +458,7 @@ class TurnModel:
                     placed = sum(len(m) if m.kind != "run" else len(m.cells) for m in record_melds(recs, 0))
                     if placed >= sum(self.hand.values()) - 1:
                         out = (recs, 0)
-            if out is None and r.opening_counts_layoffs == "with_new_meld":   # A43 (D26)
+            if out is None and r.opening_counts_layoffs == "with_new_meld" and not self._no_a43:  # A43 (D26)
                 recs = best_melds(r, self.hand, 1)
                 if recs is not None:
                     value = self.records_value(recs)
@@ -881,7 +882,7 @@ class TurnModel:
             self.over = True                              # went out (A3)
 
     # ---- the draw phase's restricted discard draw (D9), a bonus
-    def draw_discard_legal(self, top: int, mode: str) -> bool:
+    def draw_discard_legal(self, top: int, mode: str, with_a43: bool = True) -> bool:
         """Before the draw (``self.hand`` without the card): may the top discard ``top`` be drawn
         under draw mode ``mode`` ("any", "never", "if_used_in_opening", "if_used_in_meld_now")?"""
         if mode == "any":
@@ -892,6 +893,8 @@ class TurnModel:
         hand[top] += 1
         other = self.copy()
         other.hand = hand
+        other._plan_cache = {}
+        other._no_a43 = not with_a43
         plan = other.plan()
         if plan is not None and record_count(plan[0], top) > 0:
             return True
@@ -1187,7 +1190,10 @@ def check_draw(g, report: Report, label: str = "") -> None:
     report.decisions += 1
     report.draws = getattr(report, "draws", 0) + 1
     if mine != eng:
-        report.problems.append({"rules": label or g.rules.name, "kind": "draw discard",
+        # the known difference: D9 in the engine ignores the A43 opening completed by lay-offs
+        a43 = model.draw_discard_legal(top, draw_mode(g.rules, model.laid, int(gs[L.G_TURN])), False) == eng
+        report.problems.append({"rules": label or g.rules.name,
+                                "kind": "draw discard (A43 opening)" if a43 else "draw discard",
                                 "detail": f"top {type_text(top)}: engine {'offers' if eng else 'refuses'} "
                                           f"the draw, the model {'offers' if mine else 'refuses'} it",
                                 "position": position_text(g), "actions": []})
