@@ -29,7 +29,7 @@ from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game
 from kalooki_sim.engine.turn_reference import (
     A_TACK_LOW, Report, TurnModel, action_texts, check_game, check_position, compare_legal, compare_state,
-    pos_type, position_text,
+    engine_plan_records, pos_type, position_text,
 )
 
 POINTS_PRESETS = ("k40", "k51", "k101", "na15", "american")
@@ -107,18 +107,17 @@ def agree(g, model):
     assert not diffs, diffs
 
 
-def follow(g, actions):
+def follow(g, actions, model=None):
     """Play ``actions`` (texts) in the engine and the model, checking agreement at every step;
-    returns the model at the end (the engine's ``g`` has played them too)."""
-    model = TurnModel.from_game(g)
+    returns the model at the end (the engine's ``g`` has played them too).  Pass the returned
+    model back to go on with the same turn: the model is set up from the engine only once."""
+    if model is None:
+        model = TurnModel.from_game(g)
     agree(g, model)
     for text in actions:
         a = action_id(g, text)
         assert a in model.legal(), f"the model refuses {text!r}\n{position_text(g)}"
-        plan = None
-        if a == L.A_LAY:
-            from kalooki_sim.engine.turn_reference import engine_plan_records
-            plan = engine_plan_records(g.state)
+        plan = engine_plan_records(g.state) if a == L.A_LAY else None
         model.apply(a, plan)
         g.apply(a)
         if not model.over:
@@ -154,7 +153,7 @@ def test_A45_the_hands_own_copy_swaps_once_the_taken_card_is_back():
     g = position("6H 2C 9S", "P2 [6S 6H 6D 6C], P3 [6S JK 6D]")
     model = follow(g, ["take 6H from 1"])
     assert "swap 6H for joker in 2" not in legal_texts(g, model)       # the hand's 6H waits too
-    model = follow(g, ["tack 6H on 1"])
+    model = follow(g, ["tack 6H on 1"], model)
     assert "swap 6H for joker in 2" in legal_texts(g, model)
 
 
@@ -173,7 +172,7 @@ def test_D19_a_copy_from_the_hand_lifts_the_ban():
     g = position("7S 7S 2C", "P2 [8S 9S 10S]", "taken: 7S")
     model = follow(g, [])
     assert "discard 7S" in legal_texts(g, model)          # another copy in hand (A53)
-    model = follow(g, ["tack 7S on 1"])
+    model = follow(g, ["tack 7S on 1"], model)
     assert model.taken is None
     assert "discard 7S" in legal_texts(g, model)          # a copy from the hand was laid
 
@@ -182,7 +181,7 @@ def test_D19_only_one_copy_and_it_went_back_from_the_hand():
     g = position("7S 2C", "P2 [8S 9S 10S]", "taken: 7S")
     model = follow(g, [])
     assert "discard 7S" not in legal_texts(g, model)
-    follow(g, ["tack 7S on 1"])
+    follow(g, ["tack 7S on 1"], model)
 
 
 # ---- 3. a set joker stands for any missing suit
@@ -197,7 +196,7 @@ def test_a_set_joker_stands_for_any_missing_suit(recorded):
               "swap KC for joker in 1", "swap KS for joker in 1"):
         assert t in texts, t
     other = "KS" if recorded == "KC" else "KC"
-    model = follow(g, [f"tack {recorded} on 1"])
+    model = follow(g, [f"tack {recorded} on 1"], model)
     assert f"tack {other} on 1" not in legal_texts(g, model)      # four cards: full
 
 
@@ -205,7 +204,7 @@ def test_a_set_joker_blocks_no_take_that_needs_its_suit():
     g = position("2C 9S", "P2 [KS KH KD KC], P3 [KD KH JK=KC]")
     model = follow(g, [])
     assert "take KC from 1" in legal_texts(g, model)
-    follow(g, ["take KC from 1", "tack KC on 2"])
+    follow(g, ["take KC from 1", "tack KC on 2"], model)
 
 
 # ---- 4. a joker laid off at either end of a run
@@ -224,7 +223,7 @@ def test_two_cards_at_the_high_end_send_the_joker_low():
     model = follow(g, ["tack 8H on 1", "tack 9H on 1"])
     texts = legal_texts(g, model)
     assert "tack JK on 1" in texts and "tack JK on 1 low end" not in texts
-    model = follow(g, ["tack JK on 1"])
+    model = follow(g, ["tack JK on 1"], model)
     assert model.table[0].tokens() == ["JK=4H", "5H", "6H", "7H", "8H", "9H"]
 
 
@@ -261,7 +260,7 @@ def test_T57_T58_freed_joker_must_be_placeable():
     model = follow(g, ["move joker in 1"])
     assert model.freed == 1
     assert all(t.startswith(("lay down", "tack JK", "shift JK")) for t in legal_texts(g, model))
-    follow(g, ["lay down [7S 7D JK]"])
+    follow(g, ["lay down [7S 7D JK]"], model)
     g = position("5H 9C", "P2 [3H 4H JK=5H]")
     model = follow(g, [])
     # the freed joker could go back onto the run (at its low end, or high end after 5H): offered
@@ -301,12 +300,12 @@ def test_A43_opening_completed_by_lay_offs():
     g = position("KS KH KD QC KC 3D 5H", "P2 [9C 10C JC], P2 [6H 7H 8H 9H]", name="na15", laid=False)
     model = follow(g, [])
     assert model.plan()[1] == 11                               # [KS KH KD KC] 40: 11 to lay off
-    model = follow(g, ["lay down"])
+    model = follow(g, ["lay down"], model)
     assert model.debt == 11
     assert all(t.startswith("tack") for t in legal_texts(g, model))
-    model = follow(g, ["tack 5H on 2"])
+    model = follow(g, ["tack 5H on 2"], model)
     assert model.debt == 6
-    model = follow(g, ["tack QC on 1"])
+    model = follow(g, ["tack QC on 1"], model)
     assert model.debt == 0 and "discard 3D" in legal_texts(g, model)
 
 
