@@ -313,7 +313,8 @@ def test_A43_opening_completed_by_lay_offs():
 # (b) hypothesis positions
 
 
-HYP_RULES = ("k40", "k51", "na15", "american", "k40+v2", "k40+v3", "k40+v4", "na15+v2")
+HYP_RULES = ("k40", "k51", "na15", "american", "k40+v1", "k40+v2", "k40+v3", "k40+v4", "na15+v1", "na15+v2",
+             "american+v3")
 
 
 @st.composite
@@ -396,7 +397,7 @@ def positions(draw):
     return name, text, seed
 
 
-@settings(max_examples=400, deadline=None, derandomize=True,
+@settings(max_examples=600, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(positions())
 def test_hypothesis_positions_agree(case):

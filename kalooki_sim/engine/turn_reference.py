@@ -1245,5 +1245,5 @@ def check_position(g, report: Report, rng, label: str = "", max_actions: int = 1
         legal = g.legal_actions()
         if not legal:
             break
-        follow.apply(biased_choice(g, rng))
+        follow.apply(biased_choice(g, rng, p_discard=0.08))
         n += 1
