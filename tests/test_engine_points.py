@@ -93,7 +93,8 @@ def test_T58_freed_joker_cannot_be_kept():
     g.apply("move joker in 1")
     assert code(g, "discard 9C") == L.E_MUST_PLACE
     assert code(g, "end turn") == L.E_MUST_PLACE
-    assert set(g.legal_action_texts()) == {"tack JK on 1", "shift JK on 1 high", "shift JK on 1 low"}
+    assert set(g.legal_action_texts()) == {"tack JK on 1", "tack JK on 1 low end", "shift JK on 1 high",
+                                           "shift JK on 1 low"}
     g.apply("tack JK on 1")
     assert code(g, "discard 9C") == 0
 

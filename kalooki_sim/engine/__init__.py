@@ -1,4 +1,4 @@
-"""Compiled Kalooki engine (Caribbean, RULES.md §2.1, and the Kalooki 40 family §2.2-§2.6 with
+"""Compiled Kalooki engine (Caribbean, docs/rules.md §2.1, and the Kalooki 40 family §2.2-§2.6 with
 table manipulation, the American upcard swap and A43 openings) and its readable Python layer.
 
 * ``core`` — numba kernels of one hand on plain arrays: ``start_game``, ``legal_mask``,

@@ -1,4 +1,4 @@
-"""Compiled Kalooki engine: deal, legal mask, step, scoring (RULES.md §2.1-§2.6, §4, §5).
+"""Compiled Kalooki engine: deal, legal mask, step, scoring (docs/rules.md §2.1-§2.6, §4, §5).
 
 One kernel set plays Caribbean Kalooki (contracts, calls) and the Kalooki 40 family (points
 openings, restricted discard draws, lay-off limits, table manipulation M1-M6, kalooki, the

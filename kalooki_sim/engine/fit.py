@@ -1,4 +1,4 @@
-"""Where a card fits on a table meld, and laying it off there (tacks; RULES.md A12, A21/V2).
+"""Where a card fits on a table meld, and laying it off there (tacks; docs/rules.md A12, A21/V2).
 
 ``_run_fit`` and ``_set_fit`` are the one definition of what may go where: legality, the joker moves
 and table manipulation (``manipulation``) and the opening completed by lay-offs (``plans``, A43)

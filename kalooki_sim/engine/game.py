@@ -1,7 +1,7 @@
 """A readable, single-game front end of the compiled engine: print it, ask it, drive it by text.
 
 ``Game`` wraps a one-row ``State`` and the kernels of ``core``.  Seats are 0-based in code and
-shown as ``P1``.. ``Pn`` in text (RULES.md §6.9 numbering); table melds are numbered from 1 in
+shown as ``P1``.. ``Pn`` in text (docs/rules.md §6.9 numbering); table melds are numbered from 1 in
 text.  Action texts::
 
     pass | call | allow | deny | draw stock | draw discard | end turn

@@ -36,7 +36,7 @@ from ..melds.search import WS_LEN
 
 # ---- sizes
 P_MAX = 6            # players
-DECK_MAX = 164       # 3 packs + 8 jokers (largest deck RULES.md allows)
+DECK_MAX = 164       # 3 packs + 8 jokers (largest deck docs/rules.md allows)
 M_MAX = 32           # table melds (Caribbean: at most 6 players x 4 contract melds = 24)
 L_MAX = 24           # slots per meld: runs use positions 0..14; sets <= 3*4 naturals + 8 jokers
 H_MAX = 16           # hands of a match stored in hscore/hwin (Caribbean plays 9)

@@ -1,4 +1,4 @@
-"""Table manipulation M1-M5 (RULES.md §2.2; actions ``A_SHIFT`` .. ``A_SETTAKE``, ``layout.py``)
+"""Table manipulation M1-M5 (docs/rules.md §2.2; actions ``A_SHIFT`` .. ``A_SETTAKE``, ``layout.py``)
 and the joker swaps (M6 and 3-card sets, ``A_MOVE``/``A_SETSWAP`` under ``joker_swap = "retrieve"``).
 
 A card taken from the table goes to the hand but is *owed* (``G_OWED``): until it is placed again

@@ -1,4 +1,4 @@
-"""The match flow: hand after hand on one score sheet, for every match mode (RULES.md §2.2, §2.5-§2.7).
+"""The match flow: hand after hand on one score sheet, for every match mode (docs/rules.md §2.2, §2.5-§2.7).
 
 The engine plays one hand and stops (``core._finish_hand``: the hand is scored, the state
 terminal).  Everything between hands happens here and nowhere else: the hand's result goes on the
