@@ -1,7 +1,7 @@
 """The engine's play phase against the turn reference (issue 37 item 6).
 
 ``kalooki_sim.engine.turn_reference.TurnModel`` is a slow plain-Python model of one turn's
-bookkeeping written from the rules (RULES.md §2.2-§2.6, A19-A23, A40, A43, A45, A53, A54; D9-D12,
+bookkeeping written from the rules (docs/rules.md §2.2-§2.6, A19-A23, A40, A43, A45, A53, A54; D9-D12,
 D19-D26).  At every play-phase decision its legal actions are compared with the engine's
 ``legal_mask()`` in both directions, and after every action its table, hand and bookkeeping (owed,
 freed, drawn card, manipulations, opening debt, per-turn lay-off counts) with the engine's:

@@ -1,7 +1,7 @@
 """A slow, obviously-correct model of ONE TURN's play phase in the Kalooki 40 family (issue 37 item 6).
 
-Plain Python, no numba.  Written from the rules (RULES.md §2.2-§2.6, §4.6, A19-A23, A40, A43, A45,
-A53, A54) and the engine decisions of docs/rules-decisions.md (D9-D12, D19-D26), not from the
+Plain Python, no numba.  Written from the rules (docs/rules.md §2.2-§2.6, §4.6, A19-A23, A40, A43, A45,
+A53, A54) and the engine decisions of docs/rules-decisions.md (D9-D12, D19-D26, D28), not from the
 engine's kernels: it is the reference the engine's ``legal_mask()`` and its table/hand bookkeeping
 are compared with, action by action (``tests/test_turn_reference.py``,
 ``scripts/turn_reference_check.py``).
@@ -16,7 +16,7 @@ What it models, with its own state (``TurnModel``):
   (A21: at most ``layoff_max_per_run_end_per_turn`` per end, V2: ``layoff_max_per_run_per_turn`` per
   run; a shift M1 counts at the end it adds to; a split M3 gives the upper part (the new meld) the
   high end's count and the lower part the low end's count, the two new ends start at 0, each part's
-  per-run count is the count of the end it kept);
+  per-run count is the count of the end it kept, D28);
 * the card drawn from the discard pile this turn (``taken``): it may not be discarded while no
   other copy is in hand (A40/A53); once a copy *from the hand* went to the table the ban is over
   (D19).  Placing a card of the type currently owed to the table settles the owed card first, then
@@ -746,7 +746,7 @@ class TurnModel:
             upper.cells[q] = nat
             for p in range(q + 1, hi + 1):
                 del m.cells[p]
-            # rule 5 (issue 37): each part keeps the count of the end it kept; new ends start at 0
+            # D28: each part keeps the count of the end it kept; the new ends start at 0
             upper.t_hi, upper.t_lo, upper.t_all = m.t_hi, 0, m.t_hi
             m.t_hi, m.t_all = 0, m.t_lo
             table.append(upper)
@@ -1168,7 +1168,7 @@ class TurnFollower:
 
 
 def draw_mode(rules, laid: bool, turn: int) -> str:
-    """The discard-draw restriction that applies (RULES.md §4.5; D10: the first turn of a hand is free
+    """The discard-draw restriction that applies (docs/rules.md §4.5; D10: the first turn of a hand is free
     under ``first_turn_free_upcard``)."""
     mode = rules.discard_draw_after_opening if laid else rules.discard_draw_before_opening
     if mode != "any" and rules.first_turn_free_upcard and turn == 0:
