@@ -415,12 +415,10 @@ def test_hypothesis_positions_agree(case):
 
 
 # ------------------------------------------------------------------------------------------------
-# disagreements with the engine that the reference found (reported; xfail until the engine decides)
+# disagreements with the engine that the reference found on the issue-37 engine (now fixed: an ace goes to the
+# end that can still take it; a restricted draw sees the A43 opening)
 
 
-@pytest.mark.xfail(reason="engine: 'tack AH on N' tries the low end first and refuses with E_LAYOFF_LIMIT when "
-                          "the low end has had its two cards this turn, although the high end (K-A) can take it "
-                          "(A21 limits each end, NA15 aces high or low)", strict=False)
 def test_an_ace_goes_to_the_end_that_can_still_take_it():
     g = position("3H 2H AH 9C 9S", "P2 [4H 5H 6H 7H 8H 9H 10H JH QH KH]", name="na15")
     model = TurnModel.from_game(g)
@@ -432,9 +430,6 @@ def test_an_ace_goes_to_the_end_that_can_still_take_it():
     agree(g, model)
 
 
-@pytest.mark.xfail(reason="engine: a restricted discard draw (D9) is checked against the opening of at "
-                          "least the minimum (and V1), not against the A43 opening completed by lay-offs "
-                          "that the engine then offers with the card in it", strict=False)
 def test_D9_restricted_draw_for_an_A43_opening():
     text = """
 active: P3
@@ -461,10 +456,6 @@ discard: 2D 7C QD 4H 7C 10S
     assert g.legal_mask()[L.A_DRAW_DISCARD]
 
 
-@pytest.mark.xfail(reason="engine: same cause as above in a take's placeability check: an ace taken from "
-                          "the low end could go back at the high end (K-A), but only the low end, at its "
-                          "limit, is tried (found by scripts/turn_reference_check.py in american+v3)",
-                   strict=False)
 def test_an_ace_taken_from_the_low_end_can_go_to_the_high_end():
     g = position("2H AH 9C 9S", "P2 [3H 4H 5H 6H 7H 8H 9H 10H JH QH KH]", name="na15")
     model = TurnModel.from_game(g)

@@ -114,8 +114,9 @@ def _low_joker_err(minfo, mcards, rv, g, m):
 
 @njit(_nrt=False)
 def _run_fit(minfo, mcards, rv, g, m, t):
-    """Position (1..14) where natural ``t`` would go on run ``m``, or minus an error code (jokers:
-    ``_joker_side``)."""
+    """Position (1..14) where natural ``t`` would go on run ``m`` now, or minus an error code: an
+    ace that fits both ends goes to the low one unless this turn's lay-offs have closed it (A21;
+    jokers: ``_joker_side``)."""
     s = minfo[g, m, MI_KEY]
     lo = minfo[g, m, MI_LO]
     hi = minfo[g, m, MI_HI]
@@ -142,6 +143,8 @@ def _run_fit(minfo, mcards, rv, g, m, t):
         else:
             continue
         e = _pos_ok(q, lo, hi, rv)
+        if e == 0:
+            e = _limit_err(minfo, rv, g, m, 1 if q < lo else 0)
         if e != 0:
             err = e
             continue
@@ -263,9 +266,7 @@ def _fit_err(minfo, mcards, mas, rv, g, m, t):
             side = _joker_side(minfo, mcards, rv, g, m)
             return -side if side < 0 else 0
         q = _run_fit(minfo, mcards, rv, g, m, t)
-        if q < 0:
-            return -q
-        return _limit_err(minfo, rv, g, m, 1 if q < minfo[g, m, MI_LO] else 0)
+        return -q if q < 0 else 0
     q = _set_fit(minfo, mcards, rv, g, m, t)
     return -q if q < 0 else 0
 

@@ -39,7 +39,7 @@ from .layout import (
     PH_PLAY, PH_UPSWAP, PS_LAID,
 )
 from .manipulation import _freed_joker_placeable, _manip_err, _placed_type, _set_swap_slot
-from .plans import _done_laying, _plan_count, hand_plan_places
+from .plans import _done_laying, _plan_count, a43_opening_places, hand_plan_places
 
 
 @njit(_nrt=False)
@@ -115,6 +115,8 @@ def _discard_usable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t, mode):
     opening — fit a table meld as a lay-off.  Only then is the draw offered, so the turn can
     always be finished."""
     if hand_plan_places(hands, ps, rv, gs, plan, g, p, t, -1, t):
+        return True
+    if a43_opening_places(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t, t):
         return True
     if _may_layoff(ps, rv, g, p) and (mode == DISCARD_DRAW_BEFORE_OPENING_IF_USED_IN_MELD_NOW
                                       or ps[g, p, PS_LAID] == 1):

@@ -361,3 +361,28 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, wo
         return -1
     gs[g, G_PLAN_DEBT] = debt
     return nm
+
+
+@njit(_nrt=False)
+def a43_opening_places(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t_add, want):
+    """Would the opening completed by lay-offs (A43, ``_opening_with_layoffs``) of seat ``p``'s
+    hand plus ``t_add`` place a card of type ``want`` in its new melds?  Asked for a restricted
+    discard draw (D9) whose best lay-down without the lay-offs is none: the engine then offers
+    that opening with the card in it.  Leaves the state as it was."""
+    if (ps[g, p, PS_LAID] == 1 or rv[R_OPENING_COUNTS_LAYOFFS] != OPENING_COUNTS_LAYOFFS_WITH_NEW_MELD
+            or rv[R_OPENING_MODE] != OPENING_MODE_POINTS):
+        return False
+    work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
+    if _memo_holds(hands, g, p, t_add, -1, False, gs[g, G_ROUND], work) and work[W_MEMO_NM] >= 0:
+        return False                                    # the hand opens without lay-offs
+    work[W_MEMO_OK] = 0
+    out = c_view(work[W_OUT:W_BEST], (PLAN_MELDS, PLAN_REC))
+    hand = work[W_HAND:W_OUT]
+    hands[g, p, t_add] += 1
+    for t in range(N_TYPES):
+        hand[t] = hands[g, p, t]
+    debt = gs[g, G_PLAN_DEBT]
+    nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, work)
+    gs[g, G_PLAN_DEBT] = debt
+    hands[g, p, t_add] -= 1
+    return nm >= 0 and _plan_count(out, nm, want) > 0
