@@ -67,6 +67,7 @@ import numpy as np
 
 from . import loop
 from .agents.base import EXTERNAL, N_PARAMS
+from .engine.errors import IllegalActionError as _EngineIllegalActionError
 from .engine.layout import N_ACTIONS, P_MAX
 from .env_kernels import MODE_CHOOSE, MODE_RESET, MODE_STEP, NRES, RES_COLUMNS, encode_rows, env_rows
 from .lanes import run_lanes
@@ -81,8 +82,17 @@ LEARNER = "learner"
 _ROWS_PER_THREAD = 16
 
 
-class IllegalActionError(ValueError):
-    """An action outside the legal mask of its row (the message names the action and the row)."""
+class IllegalActionError(_EngineIllegalActionError):
+    """An action outside the legal mask of its row (the message names the action and the row).
+
+    A subclass of ``engine.errors.IllegalActionError`` (and so of ``ValueError``), so one
+    ``except`` catches the refusals of ``Game.apply`` and of ``step``."""
+
+    def __init__(self, message: str, action=None):
+        self.action = action
+        self.code = 2
+        self.reason = message
+        ValueError.__init__(self, message)
 
 
 class KalookiVecEnv:
@@ -271,12 +281,21 @@ class KalookiVecEnv:
 
     def check_actions(self, actions) -> np.ndarray:
         """``actions`` as int64[B], or ``IllegalActionError`` naming the first illegal one."""
-        a = np.asarray(actions)
+        try:
+            a = np.asarray(actions)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise IllegalActionError(f"actions must be an array of integer action ids: {e}") from None
         if a.dtype.kind not in "iu":
-            raise IllegalActionError(f"actions must be integers (action ids), got dtype {a.dtype}")
-        a = a.astype(np.int64, copy=False).reshape(-1)
-        if a.shape[0] != self.batch:
-            raise ValueError(f"one action per row: got {a.shape[0]} for a batch of {self.batch}")
+            raise IllegalActionError(f"actions must be integers (action ids 0..{N_ACTIONS - 1}), got dtype {a.dtype}"
+                                     "; nothing was applied")
+        if a.size != self.batch:
+            raise ValueError(f"one action per row: got {a.size} for a batch of {self.batch}; nothing was applied")
+        wide = a.reshape(-1)
+        if wide.dtype.kind == "u":
+            out_u = wide >= N_ACTIONS
+            a = np.where(out_u, -1, wide).astype(np.int64)
+        else:
+            a = wide.astype(np.int64)
         out = (a < 0) | (a >= N_ACTIONS)
         bad = np.flatnonzero(out)
         if not bad.size:
@@ -285,7 +304,7 @@ class KalookiVecEnv:
             from .engine.game import action_text
 
             b = int(bad[0])
-            x = int(a[b])
+            x = int(wide[b])
             what = "not an action id" if out[b] else f"{action_text(self.la.state, b, x)!r} is not legal here"
             raise IllegalActionError(f"illegal action {x} in row {b} (game {int(self.gid[b])}, player "
                                      f"{int(self.seat[b])}): {what}; {bad.size} row(s) with an action outside "

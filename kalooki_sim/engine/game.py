@@ -588,21 +588,39 @@ class Game:
         except ValueError as e:
             raise IllegalActionError(text, L.E_BAD_ACTION, str(e)) from None
 
+    def _action_of(self, action) -> int:
+        """The action id of ``action`` (text, or a Python/numpy integer in ``0..N_ACTIONS-1``);
+        ``IllegalActionError`` for anything else (bool, float, bytes, None, out of range)."""
+        if isinstance(action, str):
+            return self.action_id(action)
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise IllegalActionError(action, L.E_BAD_ACTION,
+                                     f"an action is an integer id (0..{L.N_ACTIONS - 1}) or a text, "
+                                     f"not a {type(action).__name__}")
+        a = int(action)
+        if not 0 <= a < L.N_ACTIONS:
+            raise IllegalActionError(action, L.E_BAD_ACTION, f"no such action id (ids are 0..{L.N_ACTIONS - 1})")
+        return a
+
+    def _safe_text(self, a: int) -> str:
+        """The text of an in-range id; a plain label when the position gives it no meaning."""
+        try:
+            return self.action_text(a)
+        except (ValueError, IndexError):
+            return f"action {a}"
+
     def check(self, action) -> int:
-        """Engine error code of an action (0 = legal) without applying it."""
-        a = self.action_id(action) if isinstance(action, str) else int(action)
+        """Engine error code of an action (0 = legal) without applying it.  ``IllegalActionError``
+        for something that is not an action (module docstring; ids ``0..N_ACTIONS-1``)."""
+        a = self._action_of(action)
         with _scratch_kept(self.state):
             return int(core.check_action(*self.state.arrays(), self.rv, 0, a))
 
     def apply(self, action) -> "Game":
         """Apply an action id or text.  ``IllegalActionError`` (state unchanged) if illegal."""
-        if isinstance(action, str):
-            a = self.action_id(action)
-            shown = action
-        else:
-            a = int(action)
-            shown = None
-        text = self.action_text(a) if 0 <= a < L.N_ACTIONS else str(action)
+        a = self._action_of(action)
+        shown = action if isinstance(action, str) else None
+        text = self._safe_text(a)
         who = self.to_act
         if self.terminal:
             raise IllegalActionError(action, L.E_TERMINAL, text=shown or text)

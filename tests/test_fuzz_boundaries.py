@@ -1,0 +1,155 @@
+"""Issue 38 item 1: no crash from any input to a public function.
+
+The compiled kernels trust their inputs, so every public boundary checks first and refuses with a
+one-line error naming the problem (``IllegalActionError`` for action ids, a ``ValueError`` or
+``TypeError`` naming the key, line or argument otherwise), leaving the state as it was.  Each
+boundary has explicit cases (the ones issue 38 reported) and a bounded hypothesis fuzz; the fuzz
+most likely to crash the process (``Game.from_text``) runs in a subprocess, so a segfault fails a
+test instead of the suite.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
+
+from kalooki_sim.engine import layout as L
+from kalooki_sim.engine.errors import IllegalActionError
+from kalooki_sim.engine.game import Game
+
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+# ------------------------------------------------------------------------------------------------
+# 1. action ids: Game.apply / Game.check / KalookiVecEnv.step
+
+CLUBS_RUN = """
+round: 1
+active: P1
+phase: play
+P1: 9H 4H 9S 2C 7D | laid
+P2: 7S 7C 3D
+P3: 2D 3S
+P4: KD KH
+table: P1 [5C 6C 7C 8C]
+discard: 3C 9D
+"""
+
+
+@lru_cache(maxsize=None)
+def _clubs_game() -> Game:
+    return Game.from_text(CLUBS_RUN, "caribbean")
+
+
+def _snapshot(game: Game):
+    return [a.copy() for a in game.state.arrays()] + [a.copy() for a in game._loop.loop_arrays()
+                                                       if isinstance(a, np.ndarray)]
+
+
+def _same(before, game: Game) -> bool:
+    after = _snapshot(game)
+    return len(before) == len(after) and all(np.array_equal(a, b) for a, b in zip(before, after))
+
+
+BAD_IDS = [2557, 4.9, 4.0, b"9", 2 ** 63, -2 ** 63, 2 ** 70, float("nan"), float("inf"), None, True, False,
+           np.bool_(True), -1, L.N_ACTIONS, np.int64(-5), np.uint64(2 ** 63), np.float64(4.0), [4], (4,),
+           np.array([4]), 1j, object()]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
+def test_bad_action_ids_are_illegal_actions_and_change_nothing(bad):
+    game = _clubs_game().copy()
+    if isinstance(bad, (int, np.integer)) and not isinstance(bad, (bool, np.bool_)) and 0 <= int(bad) < L.N_ACTIONS:
+        assert game.check(bad) != 0                     # an id, illegal in this position
+    else:
+        with pytest.raises(IllegalActionError):
+            game.check(bad)
+    before = _snapshot(game)
+    with pytest.raises(IllegalActionError) as e:
+        game.apply(bad)
+    assert "\n" not in str(e.value)
+    assert _same(before, game)
+    assert game.apply("discard 7D") is game             # and the game goes on
+
+
+def test_text_and_integer_ids_still_work():
+    game = _clubs_game().copy()
+    a = game.action_id("discard 7D")
+    assert game.check(np.int16(a)) == 0 and game.check("discard 7D") == 0
+    game.apply(np.int64(a))
+    assert game.history[-1][1] == "discard 7D"
+
+
+@given(action=hs.one_of(hs.integers(-2 ** 70, 2 ** 70), hs.integers(0, L.N_ACTIONS - 1),
+                        hs.floats(allow_nan=True, allow_infinity=True), hs.binary(max_size=4),
+                        hs.text(max_size=12), hs.none(), hs.booleans()))
+@FUZZ
+def test_fuzz_game_apply(action):
+    game = _clubs_game().copy()
+    before = _snapshot(game)
+    try:
+        game.apply(action)
+    except IllegalActionError as e:
+        assert "\n" not in str(e)
+        assert _same(before, game)
+    else:
+        assert isinstance(action, (str, int)) and not isinstance(action, bool)
+
+
+@lru_cache(maxsize=None)
+def _env():
+    from kalooki_sim.env import KalookiVecEnv
+    env = KalookiVecEnv("caribbean", 4, batch=3, seed=5)
+    env.reset()
+    return env
+
+
+def _env_same(before, env) -> bool:
+    after = env.state_dict()
+    return all(np.array_equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("bad", [np.array([0.0, 1.0, 2.0]), [4.9, 4, 4], [b"9", b"9", b"9"], [2 ** 63] * 3,
+                                 [2 ** 70] * 3, [None] * 3, [True] * 3, np.array([2 ** 63] * 3, dtype=np.uint64),
+                                 [-1, 0, 0], "abc", None, [[1, 2], [3]]], ids=repr)
+def test_env_step_refuses_bad_action_arrays_whole(bad):
+    env = _env()
+    before = env.state_dict()
+    with pytest.raises(IllegalActionError) as e:
+        env.step(bad)
+    assert "\n" not in str(e.value)
+    assert _env_same(before, env)
+
+
+def test_env_step_checks_every_row_before_any():
+    env = _env()
+    legal = env.random_actions(np.random.default_rng(0))
+    before = env.state_dict()
+    for row in range(env.batch):
+        bad = legal.copy()
+        bad[row] = int(np.flatnonzero(~env.mask[row])[0])
+        with pytest.raises(IllegalActionError, match=f"in row {row} "):
+            env.step(bad)
+        assert _env_same(before, env)
+    with pytest.raises(ValueError, match="one action per row"):
+        env.step(legal[:2])
+    assert _env_same(before, env)
+
+
+@given(actions=hs.lists(hs.one_of(hs.integers(-2 ** 64, 2 ** 64), hs.floats(), hs.none()), min_size=0, max_size=4))
+@FUZZ
+def test_fuzz_env_step(actions):
+    env = _env()
+    before = env.state_dict()
+    try:
+        env.step(actions)
+    except (IllegalActionError, ValueError) as e:
+        assert "\n" not in str(e)
+        assert _env_same(before, env)
+    else:                                      # legal: play it back (the env is shared)
+        env.load_state_dict(before)
