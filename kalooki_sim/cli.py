@@ -21,7 +21,15 @@ def cmd_demo(args) -> int:
     from .melds import best_lay_down
     from .scoring import hand_penalty
 
+    _positive_flag(args.hands, "--hands")
+    _positive_flag(args.players, "--players")
+    _seed_flag(args.seed)
     rules = load_rules(args.variant)
+    if not rules.players_min <= args.players <= rules.players_max:
+        raise ValueError(f"--players must be {rules.players_min}..{rules.players_max} for {rules.name}, "
+                         f"got {args.players}")
+    if rules.opening_mode == "contract" and not 1 <= args.round <= rules.n_rounds:
+        raise ValueError(f"--round must be 1..{rules.n_rounds} for {rules.name}, got {args.round}")
     rng = np.random.default_rng(args.seed)
     round_no = args.round if rules.opening_mode == "contract" else None
     size = rules.deal_size(round_no or 1, args.players) + 1   # a hand after the draw
@@ -48,24 +56,40 @@ def _positive_flag(value, flag: str) -> None:
         raise ValueError(f"{flag} must be a positive integer, got {value}")
 
 
-def _check_simulate_flags(args) -> None:
-    """Validate the user-facing options of ``kalooki simulate`` (messages name the flags)."""
+def _seed_flag(value) -> None:
     from .simulate import SEED_MAX
 
+    if not 0 <= value <= SEED_MAX:
+        raise ValueError(f"--seed must be an integer in 0..2**63-1, got {value}")
+
+
+# the lineups a command plays when --agents is not given, cut or extended to the table's seats
+_DEFAULT_SIMULATE = ("greedy", "greedy", "random", "random", "greedy", "random")
+_DEFAULT_TOURNAMENT = ("sharp", "counting", "greedy", "random", "greedy", "random")
+
+
+def _agents(text, players: int, default: tuple) -> tuple:
+    """The agents of ``--agents``, or the command's default lineup for ``players`` seats."""
+    if text is None:
+        return default[:max(players, 0)]
+    return tuple(a.strip() for a in text.split(",") if a.strip())
+
+
+def _check_simulate_flags(args) -> None:
+    """Validate the user-facing options of ``kalooki simulate`` (messages name the flags)."""
     if args.matches is not None:
         _positive_flag(args.matches, "--matches")
     else:
         _positive_flag(args.hands, "--hands")
     _positive_flag(args.players, "--players")
     _positive_flag(args.shard_size, "--shard-size")
-    if not 0 <= args.seed <= SEED_MAX:
-        raise ValueError(f"--seed must be an integer in 0..2**63-1, got {args.seed}")
+    _seed_flag(args.seed)
     for flag, v in (("--hands-per-match", args.hands_per_match), ("--max-hands", args.max_hands)):
         if v is not None:
             _positive_flag(v, flag)
     if args.record < 0:
         raise ValueError(f"--record must be 0 or more, got {args.record}")
-    if not [a for a in args.agents.split(",") if a.strip()]:
+    if args.agents is not None and not [a for a in args.agents.split(",") if a.strip()]:
         raise ValueError(f"--agents must name one agent per seat, got {args.agents!r}")
 
 
@@ -75,7 +99,7 @@ def cmd_simulate(args) -> int:
     from .simulate import SimulationConfig, format_summary, run_simulation, write_summary
 
     _check_simulate_flags(args)
-    agents = tuple(a.strip() for a in args.agents.split(",") if a.strip())
+    agents = _agents(args.agents, args.players, _DEFAULT_SIMULATE)
     mode, games = ("matches", args.matches) if args.matches is not None else ("hands", args.hands)
     points = mode == "matches" and load_rules(args.variant).match_mode != "fixed_hands_low_total"
     if mode == "hands" and (args.hands_per_match is not None or args.max_hands is not None):
@@ -118,7 +142,8 @@ def cmd_tournament(args) -> int:
 
     for flag, v in (("--deals", args.deals), ("--players", args.players), ("--shard-deals", args.shard_deals)):
         _positive_flag(v, flag)
-    agents = tuple(a.strip() for a in args.agents.split(",") if a.strip())
+    _seed_flag(args.seed)
+    agents = _agents(args.agents, args.players, _DEFAULT_TOURNAMENT)
     out = args.out or f"runs/tournament__{args.variant}__{args.mode}__seed{args.seed}"
     cfg = TournamentConfig(variant=args.variant, players=args.players, agents=agents, deals=args.deals,
                            mode=args.mode, seed=args.seed, shard_deals=args.shard_deals, out=out,
@@ -201,6 +226,7 @@ def cmd_play(args) -> int:
 
     if args.hands is not None:
         _positive_flag(args.hands, "--hands")
+    _seed_flag(args.seed)
     opponents = [a.strip() for a in args.opponents.split(",") if a.strip()]
     return play_game(args.variant, opponents, seat=args.seat - 1, seed=args.seed, hands=args.hands,
                      save=args.save, hint_agent=args.hint_agent)
@@ -228,8 +254,9 @@ def main(argv=None) -> int:
     s = sub.add_parser("simulate", help="simulate hands or matches with compiled agents, named strategies or checkpoints")
     s.add_argument("--variant", default="caribbean")
     s.add_argument("--players", type=int, default=4)
-    s.add_argument("--agents", default="greedy,greedy,random,random", help="one agent per seat, comma-separated (names from `kalooki agents`, a strategy TOML or a "
-                        "checkpoint .pt)")
+    s.add_argument("--agents", default=None, help="one agent per seat, comma-separated (names from `kalooki agents`, a "
+                        "strategy TOML or a checkpoint .pt; default greedy,greedy,random,random cut or extended to "
+                        "--players)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--hands", type=int, default=1000, help="number of single hands (rounds 1-9 in turn)")
     g.add_argument("--matches", type=int, default=None,
@@ -253,9 +280,10 @@ def main(argv=None) -> int:
     t = sub.add_parser("tournament", help="duplicate-deal tournament of agents and named strategies")
     t.add_argument("--variant", default="caribbean")
     t.add_argument("--players", type=int, default=4)
-    t.add_argument("--agents", default="sharp,counting,greedy,random",
+    t.add_argument("--agents", default=None,
                    help="entrants, comma-separated (base agents or configs/agents names, `kalooki agents` lists them; "
-                        "a strategy TOML or a checkpoint .pt)")
+                        "a strategy TOML or a checkpoint .pt; default sharp,counting,greedy,random cut or extended "
+                        "to --players)")
     t.add_argument("--deals", type=int, default=1000, help="deals, each played in every seating of its table")
     t.add_argument("--mode", choices=("hands", "matches"), default="hands")
     t.add_argument("--max-hands", type=int, default=None, metavar="N", help="matches: hand cap of an elimination match")

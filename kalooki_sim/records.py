@@ -68,7 +68,7 @@ class RunDir:
         meta_file = path / "meta.json"
         if meta_file.exists():
             if not resume:
-                raise FileExistsError(f"{path} already holds a run; pass resume=True (--resume) to continue it")
+                raise FileExistsError(f"{path} already holds a run: add --resume to continue it (resume=True from Python), or choose another --out")
             old = json.loads(meta_file.read_text())
             for key in ("config", "seed", "rules_digest"):
                 if old.get(key) != json.loads(json.dumps(meta[key])):

@@ -7,6 +7,8 @@ import sys
 import pandas as pd
 import pytest
 
+from kalooki_sim.cli import main
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_kernels():
@@ -65,3 +67,24 @@ def test_experiment_script_runs_a_toml_config(tmp_path):
     matches = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "exp_run" / "matches").glob("*.parquet")))
     assert len(matches) == 4 * 3
     assert abs(matches.groupby("game_id")["match_win_share"].sum() - 1).max() < 1e-9
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["demo", "--hands", "-2"], "--hands"),
+    (["demo", "--seed", "-1"], "--seed"),
+    (["demo", "--players", "9"], "--players"),
+    (["tournament", "--seed", "-1", "--deals", "1"], "--seed"),
+    (["play", "--seed", "-1"], "--seed"),
+])
+def test_bad_flags_are_refused_naming_the_flag(argv, flag, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert flag in err and err.count("\n") == 1
+
+
+def test_default_agents_follow_players():
+    from kalooki_sim.cli import _DEFAULT_SIMULATE, _DEFAULT_TOURNAMENT, _agents
+
+    assert _agents(None, 3, _DEFAULT_SIMULATE) == ("greedy", "greedy", "random")
+    assert _agents(None, 6, _DEFAULT_TOURNAMENT) == ("sharp", "counting", "greedy", "random", "greedy", "random")
+    assert _agents("a, b", 3, _DEFAULT_SIMULATE) == ("a", "b")
