@@ -105,11 +105,12 @@ def cmd_simulate(args) -> int:
     if mode == "hands" and (args.hands_per_match is not None or args.max_hands is not None):
         raise ValueError("--hands-per-match and --max-hands only apply with --matches")
     if args.record:
-        from .strategies import is_learned
+        from .strategies import is_learned, lineup
 
         if is_learned(agents):
             raise ValueError("--record cannot record learned agents (checkpoints) yet: replays are re-played "
                              "by the compiled agents")
+        _, record_ids, record_params = lineup(agents)      # checked before the simulation runs
     if args.record and points:
         raise ValueError(f"--record cannot record {args.variant} matches yet (replays hold single hands or "
                          "Caribbean matches); record single hands with --hands")
@@ -131,7 +132,8 @@ def cmd_simulate(args) -> int:
 
         ids = range(min(args.record, games))
         path = Path(run.path) / "replays.jsonl"
-        record_games(load_rules(args.variant), args.players, list(agents), args.seed, ids, mode=mode, path=path)
+        record_games(load_rules(args.variant), args.players, list(record_ids), args.seed, ids, mode=mode, path=path,
+                     params=record_params, strategies=agents)
         print(f"replays: {path} ({len(ids)} games; view with `kalooki replay {path}`)")
     return 0
 

@@ -331,7 +331,7 @@ def _check_drift(rules, n_players, pol, pm, seed, game_id, mode, n_hands, events
 
 def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iterable[int],
                  mode: str = "hands", path=None, *, params=None, hands_per_game: int | None = None,
-                 max_steps: int | None = None) -> list[dict]:
+                 max_steps: int | None = None, strategies=None) -> list[dict]:
     """Record games ``game_ids`` as ``rollout.simulate`` plays them; return the events (dicts).
 
     ``rules``: a ``Rules`` or a variant name; ``seat_policies``: policy names or ids, one per seat;
@@ -339,7 +339,9 @@ def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iter
     ``game_id % n_rounds + 1``; "matches" a whole match of ``hands_per_game`` (default: the rules'
     ``n_hands``) hands.  With ``path`` the events are also written there as JSON lines
     (``docs/replay-format.md``).  Raises ``ReplayDriftError`` if a recorded game differs in any
-    per-hand result from ``simulate`` for the same game id.
+    per-hand result from ``simulate`` for the same game id.  ``strategies``: the named strategies
+    the seats play (``strategies.lineup`` gives their agents and parameter rows), written in each
+    ``game`` header as ``"strategies"`` so a reader sees the names, not only the base agents.
     """
     rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game)
     if max_steps is None:
@@ -347,6 +349,8 @@ def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iter
     events: list[dict] = []
     for gid in game_ids:
         ev = _record_one(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, int(max_steps))
+        if strategies is not None:
+            ev[0]["strategies"] = [str(x) for x in strategies]
         _check_drift(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, ev)
         events += ev
     if path is not None:
@@ -553,7 +557,8 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
                                   + " were played from outside (kalooki play): there are no agent decisions to check")
             again = record_games(rules, hdr["players"], hdr["agents"], hdr["seed"], [hdr["game_id"]],
                                  hdr["mode"], params=hdr.get("params"),
-                                 hands_per_game=None if hdr["mode"] == "hands" else hdr["hands"])
+                                 hands_per_game=None if hdr["mode"] == "hands" else hdr["hands"],
+                                 strategies=hdr.get("strategies"))
             for (ln, ev), exp in zip(events[start:i], again):
                 if ev != _jsonable(exp):
                     raise ReplayError(f"line {ln}: the recorded agents would not have played this "
@@ -650,7 +655,9 @@ def render_replay(path_or_lines) -> str:
                 out.append("")
             out.append(f"=== game {ev['game_id']}: {ev['variant']} (rules {ev['rules_digest']}), seed {ev['seed']}, "
                        f"{ev['mode']} mode, {n} players")
-            out.append("    seats: " + ", ".join(f"{_seat(p)} {a}" for p, a in enumerate(ev["agents"])))
+            names = ev.get("strategies") or ev["agents"]
+            out.append("    seats: " + ", ".join(f"{_seat(p)} {a}" + (f" ({b})" if a != b else "")
+                                         for p, (a, b) in enumerate(zip(names, ev["agents"]))))
         elif typ == "deal":
             n_melds = 0
             redeal = f" (redeal {ev['redeal']} after a void deal)" if ev["redeal"] else ""

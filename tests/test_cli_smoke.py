@@ -88,3 +88,24 @@ def test_default_agents_follow_players():
     assert _agents(None, 3, _DEFAULT_SIMULATE) == ("greedy", "greedy", "random")
     assert _agents(None, 6, _DEFAULT_TOURNAMENT) == ("sharp", "counting", "greedy", "random", "greedy", "random")
     assert _agents("a, b", 3, _DEFAULT_SIMULATE) == ("a", "b")
+
+
+def test_simulate_records_named_strategies(tmp_path, capsys):
+    out = tmp_path / "rec"
+    assert main(["simulate", "--hands", "4", "--agents", "sharp,counting,greedy,random", "--record", "2",
+                 "--out", str(out), "--quiet"]) == 0
+    path = out / "replays.jsonl"
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["strategies"] == ["sharp", "counting", "greedy", "random"]
+    assert header["agents"][:2] == ["expert", "expert"]
+    capsys.readouterr()
+    assert main(["replay", str(path), "--check", "--check-agents"]) == 0
+    shown = capsys.readouterr().out
+    assert "P1 sharp (expert)" in shown
+
+
+def test_simulate_refuses_an_unknown_strategy_before_running(tmp_path, capsys):
+    assert main(["simulate", "--hands", "4", "--agents", "sharp,nope,greedy,random", "--record", "1",
+                 "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    assert "nope" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
