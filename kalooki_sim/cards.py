@@ -25,14 +25,39 @@ _RANK_INDEX = {r: i for i, r in enumerate(RANKS)}
 _RANK_INDEX["T"] = 9  # tolerated alias for 10 on input; output always uses "10"
 
 
-class Card(NamedTuple):
-    """One card as written in a meld: its type and, for a joker, the natural it stands for.
+def _card_int(x, what: str) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"Card {what} must be an integer, not {type(x).__name__} {x!r}")
+    return int(x)
 
-    ``as_type`` is -1 for naturals and for undeclared jokers.
-    """
 
+class _CardFields(NamedTuple):
     type: int
     as_type: int = -1
+
+
+class Card(_CardFields):
+    """One card as written in a meld: its type and, for a joker, the natural it stands for.
+
+    ``as_type`` is -1 for naturals and for undeclared jokers.  ``type`` must be 0..52 and
+    ``as_type`` -1 or, for a joker only, a natural 0..51 (``ValueError``/``TypeError`` otherwise:
+    the kernels index tables with them).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, type: int, as_type: int = -1):
+        t = _card_int(type, "type")
+        a = _card_int(as_type, "as_type")
+        if not 0 <= t < N_TYPES:
+            raise ValueError(f"card type {type!r} is not in 0..52 (52 = joker)")
+        if a != -1:
+            if t != JOKER:
+                raise ValueError(f"as_type {as_type!r} given for the natural {type_text(t)}: only a joker "
+                                 "stands for another card (use -1)")
+            if not 0 <= a < N_NATURAL:
+                raise ValueError(f"a joker's as_type {as_type!r} is not -1 or a natural 0..51")
+        return super().__new__(cls, t, a)
 
     @property
     def is_joker(self) -> bool:
@@ -99,12 +124,17 @@ def parse_cards(cards: str | Iterable[str | Card | int]) -> list[Card]:
     """Text (``"5H JK=6H 7H"``, brackets and commas ignored) or a sequence of tokens/Cards/type ids."""
     if isinstance(cards, str):
         tokens: Sequence = cards.replace("[", " ").replace("]", " ").replace(",", " ").split()
+    elif isinstance(cards, (bytes, bytearray, Card)) or not isinstance(cards, Iterable):
+        raise TypeError(f"cards must be a text or a sequence of tokens, Cards or type ids, "
+                        f"not {type(cards).__name__}")
     else:
         tokens = list(cards)
     out = []
     for tok in tokens:
         if isinstance(tok, Card):
-            out.append(tok)
+            out.append(Card(tok.type, tok.as_type))     # (re-checked: a tuple can be built around __new__)
+        elif isinstance(tok, (bool, np.bool_)):
+            raise TypeError(f"card token {tok!r}: a bool is not a card")
         elif isinstance(tok, (int, np.integer)):
             if not 0 <= int(tok) < N_TYPES:
                 raise ValueError(f"card type {tok!r} is not in 0..52")

@@ -153,3 +153,95 @@ def test_fuzz_env_step(actions):
         assert _env_same(before, env)
     else:                                      # legal: play it back (the env is shared)
         env.load_state_dict(before)
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. Card and the meld functions' inputs; 3. oversized hands
+
+from kalooki_sim.cards import Card, parse_cards  # noqa: E402
+from kalooki_sim.melds import api as melds_api  # noqa: E402
+from kalooki_sim.melds.api import best_lay_down, is_legal_meld, max_hand_size, meets_contract, meld_value, opening_value  # noqa: E402,E501
+
+
+@pytest.mark.parametrize("args", [(-1,), (53,), (52, 2 ** 70), (52, 52), (52, -2), (50, 3), (0, 0), (2 ** 70,),
+                                  (True,), (52, True), (1.0,), ("AH",), (None,)], ids=repr)
+def test_card_refuses_what_is_not_a_card(args):
+    with pytest.raises((ValueError, TypeError)) as e:
+        Card(*args)
+    assert "\n" not in str(e.value)
+
+
+def test_card_accepts_cards():
+    assert Card(np.int64(5)) == Card(5) == (5, -1)
+    assert Card(52, 31).as_type == 31 and Card(52).as_type == -1 and str(Card(52, 31)) == "JK=6H"
+
+
+def test_card_minus_one_is_not_the_king_of_spades():
+    with pytest.raises(ValueError):
+        is_legal_meld("k40", [Card(-1), Card(50), Card(49)])
+    # a tuple built around the constructor is checked again at the boundary
+    sneaky = tuple.__new__(Card, (-1, -1))
+    with pytest.raises(ValueError, match="card type -1"):
+        is_legal_meld("k40", [sneaky, Card(50), Card(49)])
+    with pytest.raises(ValueError, match="card type -1"):
+        best_lay_down("k40", [sneaky] + parse_cards("QS KS AS 5H 5D 5C"))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: is_legal_meld("k40", None), lambda: is_legal_meld("k40", 5), lambda: is_legal_meld("k40", b"AH 2H 3H"),
+    lambda: is_legal_meld("k40", "AH 2H 3H", kind=["run"]), lambda: is_legal_meld("k40", "AH 2H 3H", kind="runs"),
+    lambda: is_legal_meld("k40", [True, 1, 2]), lambda: is_legal_meld("k40", [1.0, 2, 3]),
+    lambda: meld_value("k40", "AH 2H 9C"), lambda: opening_value("k40", 7), lambda: opening_value("k40", None),
+    lambda: meets_contract("caribbean", 1.5, "[AH AD AS]"), lambda: meets_contract("caribbean", 99, "[AH AD AS]"),
+    lambda: meets_contract("caribbean", None, "[AH AD AS]"), lambda: meets_contract("k40", 1, "[AH AD AS]"),
+    lambda: best_lay_down("caribbean", "AH 2H 3H"), lambda: best_lay_down("caribbean", "AH 2H 3H", 1.0),
+    lambda: best_lay_down("caribbean", "AH 2H 3H", 0), lambda: best_lay_down("caribbean", "AH 2H 3H", 2 ** 70),
+    lambda: best_lay_down("k40", "AH AH AH"), lambda: best_lay_down("k40", 12),
+], ids=range(20))
+def test_meld_functions_refuse_bad_inputs(call):
+    with pytest.raises((ValueError, TypeError)) as e:
+        call()
+    assert "\n" not in str(e.value)
+
+
+def test_melds_longer_than_any_meld_or_deck_are_illegal_not_slow():
+    assert not is_legal_meld("k40", ["AH"] * 500)
+    assert not is_legal_meld("k40", ["JK"] * 500)
+    assert not is_legal_meld("caribbean", "AH AH AH AD AD AD AC AC AC AS AS AS JK JK JK JK JK")
+
+
+@pytest.mark.parametrize("preset", ["caribbean", "k40", "american", "k51", "na15", "k101"])
+def test_oversized_hands_are_refused_naming_the_bound(preset):
+    cap = max_hand_size(preset)
+    assert 15 <= cap <= 40
+    deck = [t for t in range(52) for _ in range(2)] + [52] * 2
+    with pytest.raises(ValueError, match=f"no .* player holds more than {cap}"):
+        best_lay_down(preset, deck[:cap + 1], 1)
+    with pytest.raises(ValueError, match=f"more than {cap}"):
+        best_lay_down(preset, deck[:60], 1)
+
+
+@given(preset=hs.sampled_from(["caribbean", "k40"]), seed=hs.integers(0, 2 ** 32 - 1), extra=hs.integers(-8, 3))
+@FUZZ
+def test_fuzz_best_lay_down_sizes(preset, seed, extra):
+    """Any hand up to the bound is answered (quickly); past it, refused."""
+    rules = melds_api._rules(preset)
+    n = max_hand_size(rules) + extra
+    deck = [t for t in range(52) for _ in range(rules.n_decks)] + [52] * rules.n_jokers
+    hand = list(np.random.default_rng(seed).choice(deck, n, replace=False))
+    if extra > 0:
+        with pytest.raises(ValueError, match="holds more than"):
+            best_lay_down(rules, hand, 1)
+    else:
+        best_lay_down(rules, hand, 1)
+
+
+@given(tokens=hs.lists(hs.one_of(hs.integers(-3, 60), hs.sampled_from(["AH", "JK", "JK=5H", "KS", "JK=JK", "1H", ""]),
+                                 hs.integers(0, 51).map(Card), hs.none(), hs.floats()), max_size=8),
+       kind=hs.sampled_from([None, "set", "run", "bogus"]))
+@FUZZ
+def test_fuzz_is_legal_meld(tokens, kind):
+    try:
+        is_legal_meld("k40", tokens, kind)
+    except (ValueError, TypeError) as e:
+        assert "\n" not in str(e)

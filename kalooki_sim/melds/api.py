@@ -17,7 +17,8 @@ from ..rules import Rules, load_rules
 from .legality import KIND_ANY, KIND_RUN, KIND_SET, meld_best_value
 from .search import K_JSET, K_RUN, K_SET, MAX_MELDS, REC, best_lay_down_counts
 
-__all__ = ["is_legal_meld", "meld_value", "opening_value", "meets_contract", "best_lay_down", "LayDown"]
+__all__ = ["is_legal_meld", "meld_value", "opening_value", "meets_contract", "best_lay_down", "LayDown",
+           "max_hand_size"]
 
 # Caribbean players say "three" / "four", British ones "group" / "sequence" (docs/rules.md §1.4)
 _KINDS = {None: KIND_ANY, "any": KIND_ANY, "set": KIND_SET, "run": KIND_RUN, "three": KIND_SET,
@@ -57,14 +58,36 @@ def _meld_arrays(cards: list[Card]):
 
 
 def _kind_code(kind) -> int:
-    if kind not in _KINDS:
+    if not (kind is None or isinstance(kind, str)) or kind not in _KINDS:
         raise ValueError(f"unknown meld kind {kind!r}: use 'set' (three, group), 'run' (four, sequence) or None")
     return _KINDS[kind]
 
 
 def _value(rules: Rules, cards, kind=None) -> int:
-    nat, n_free, decl = _meld_arrays(parse_cards(cards))
-    return int(meld_best_value(nat, n_free, decl, rules.to_vector(), _kind_code(kind)))
+    cards = parse_cards(cards)
+    code = _kind_code(kind)
+    if len(cards) > _max_meld_cards(rules) or not _check_deck(rules, [cards]):
+        return -1              # more cards than a meld holds, or than the deck has: never legal
+    nat, n_free, decl = _meld_arrays(cards)
+    return int(meld_best_value(nat, n_free, decl, rules.to_vector(), code))
+
+
+def _max_meld_cards(rules: Rules) -> int:
+    """No meld holds more cards than this (the longest run, or a set of every copy of a rank plus
+    every joker)."""
+    return max(rules.run_max_size, 4 * rules.n_decks + rules.n_jokers)
+
+
+def max_hand_size(rules) -> int:
+    """The most cards a player can hold in ``rules``: the largest deal, the turn's draw, every call
+    a player may make (the discard and its penalty cards), a card taken from the table and the
+    jokers freed in a turn, plus two cards of slack; at most the deck."""
+    rules = _rules(rules)
+    deal = max(rules.deal_size(rnd, n) for rnd in range(1, rules.n_rounds + 1)
+               for n in range(rules.players_min, rules.players_max + 1))
+    calls = rules.max_calls_per_player * (1 + rules.call_penalty_cards) if rules.calls_enabled else 0
+    table = 1 + rules.n_jokers if rules.table_manipulation or rules.joker_swap != "none" else 0
+    return min(deal + 1 + calls + table + 2, rules.deck_size)
 
 
 def is_legal_meld(rules, cards, kind=None) -> bool:
@@ -89,6 +112,9 @@ def _check_deck(rules: Rules, melds: list[list[Card]]) -> bool:
 
 
 def _as_meld_list(melds) -> list[list[Card]]:
+    if not isinstance(melds, (str, list, tuple)):
+        raise TypeError(f"melds must be a text ('[5H 6H 7H] [KC KD KS]') or a list of melds, "
+                        f"not {type(melds).__name__}")
     if isinstance(melds, str):
         text = melds.strip()
         if "[" in text:
@@ -132,7 +158,9 @@ def _run_suit(m: list[Card]) -> int:
 def meets_contract(rules, round_no: int, melds) -> bool:
     """Do these melds, laid together, satisfy the contract of ``round_no`` (contract variants)?"""
     rules = _rules(rules)
-    threes, fours = rules.contract(round_no)
+    if isinstance(round_no, (bool, np.bool_)) or not isinstance(round_no, (int, np.integer)):
+        raise TypeError(f"round_no must be an integer (1..{rules.n_rounds}), not {round_no!r}")
+    threes, fours = rules.contract(int(round_no))
     ms = _as_meld_list(melds)
     if not ms or len(ms) > MAX_MELDS or not _check_deck(rules, ms):
         return False
@@ -159,10 +187,13 @@ def meets_contract(rules, round_no: int, melds) -> bool:
 
 
 def _round_index(rules: Rules, round_no) -> int:
+    if round_no is not None and (isinstance(round_no, (bool, np.bool_)) or not isinstance(round_no, (int, np.integer))):
+        raise TypeError(f"round_no must be an integer (1..{rules.n_rounds}) or None, not {round_no!r}")
     if rules.opening_mode != "contract":
         return 0
     if round_no is None:
         raise ValueError(f"{rules.name}: best_lay_down needs round_no (1..{rules.n_rounds}) for a contract variant")
+    round_no = int(round_no)
     rules.contract(round_no)  # validates the range
     return round_no - 1
 
@@ -216,6 +247,10 @@ def best_lay_down(rules, hand, round_no: int | None = None) -> LayDown | None:
     """The legal first lay-down that leaves the least penalty in hand, or None if there is none."""
     rules = _rules(rules)
     cards = parse_cards(hand)
+    cap = max_hand_size(rules)
+    if len(cards) > cap:
+        raise ValueError(f"hand of {len(cards)} cards: no {rules.name} player holds more than {cap} (the largest "
+                         "deal, a draw, every call, cards from the table and 2 of slack)")
     counts = _hand_counts(rules, cards)
     ridx = _round_index(rules, round_no)
     best_stack = np.zeros((MAX_MELDS, REC), dtype=np.int64)
