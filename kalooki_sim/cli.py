@@ -209,6 +209,13 @@ def cmd_replay(args) -> int:
     if args.check or args.check_agents:
         c = validate_replay(args.file, check_agents=args.check_agents)
         print(f"valid: {c['games']} games, {c['hands']} hands, {c['actions']} actions", file=sys.stderr)
+    else:
+        from .replay import ReplayError
+
+        try:                             # shown either way, but never a damaged file without a word
+            validate_replay(args.file)
+        except ReplayError as e:
+            print(f"kalooki: warning: {args.file} does not validate ({e}); shown as recorded", file=sys.stderr)
     if args.game is not None:
         events = [ev for ev in events if ev.get("game_id") == args.game]
         if not events:

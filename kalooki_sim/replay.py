@@ -23,6 +23,7 @@ tools can trust — or reject, with the line number and the reason — any file 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -436,24 +437,84 @@ def read_replay(path_or_lines) -> Iterator[tuple[int, dict]]:
 # validating
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+_INT64_MAX = 2**63 - 1
+_NAME_MAX = 100          # a variant or agent name longer than this is not one
+
+
+def _check_header(ln: int, hdr: dict) -> None:
+    """The header's fields have the types and ranges the engine takes (checked before anything is
+    dealt: the kernels trust them).  ``ReplayError`` naming the first field that does not."""
+    for k in ("seed", "game_id", "players", "hands", "dealer", "variant", "mode", "agents"):
+        if k not in hdr:
+            raise ReplayError(f"line {ln}: game header without {k!r}")
+    for k, hi in (("seed", _INT64_MAX), ("game_id", _INT64_MAX), ("players", 6), ("hands", 10_000), ("dealer", 5)):
+        v = hdr[k]
+        lo = 2 if k == "players" else (1 if k == "hands" else 0)
+        if not _is_int(v) or not lo <= v <= hi:
+            raise ReplayError(f"line {ln}: header field {k!r} must be an integer in {lo}..{hi}, got {v!r:.60}")
+    if not isinstance(hdr["variant"], str) or not 0 < len(hdr["variant"]) <= _NAME_MAX:
+        raise ReplayError(f"line {ln}: header field 'variant' must be a rules name, got {hdr['variant']!r:.60}")
+    if hdr["mode"] not in ("hands", "matches"):
+        raise ReplayError(f"line {ln}: header field 'mode' must be 'hands' or 'matches', got {hdr['mode']!r:.60}")
+    agents = hdr["agents"]
+    if (not isinstance(agents, list) or len(agents) != hdr["players"]
+            or not all(isinstance(a, str) and 0 < len(a) <= _NAME_MAX for a in agents)):
+        raise ReplayError(f"line {ln}: header field 'agents' must list one agent name per player "
+                          f"({hdr['players']}), got {agents!r:.60}")
+    for a in agents:
+        if a != "external":
+            try:
+                policy_id(a)
+            except ValueError as e:
+                raise ReplayError(f"line {ln}: header field 'agents': {e}") from None
+    params = hdr.get("params")
+    if params is not None and (not isinstance(params, list) or len(params) != hdr["players"] or not all(
+            isinstance(row, list) and all(_is_int(x) or (isinstance(x, float) and math.isfinite(x)) for x in row)
+            for row in params)):
+        raise ReplayError(f"line {ln}: header field 'params' must hold one row of finite numbers per player")
+    strategies = hdr.get("strategies")
+    if strategies is not None and (not isinstance(strategies, list) or len(strategies) != hdr["players"]
+                                   or not all(isinstance(x, str) for x in strategies)):
+        raise ReplayError(f"line {ln}: header field 'strategies' must list one name per player")
+
+
 def _rules_of(ln: int, hdr: dict) -> Rules:
     """The rules a header names, checked against its digest (a preset by name, else the preset
     rebuilt with the recorded knob values, so files of custom rules validate too)."""
     digest = hdr.get("rules_digest")
     name = hdr.get("variant", "caribbean")
+    recorded = hdr.get("rules")
+    if recorded is not None and not isinstance(recorded, dict):
+        raise ReplayError(f"line {ln}: header field 'rules' must be the rules' knobs (an object)")
     try:
         r = load_rules(name)
         if r.digest() == digest:
+            _same_knobs(ln, r, recorded)
             return r
-        if isinstance(hdr.get("rules"), dict):
-            knobs = {k: v for k, v in hdr["rules"].items() if k != "name"}
+        if recorded is not None:
+            knobs = {k: v for k, v in recorded.items() if k != "name"}
             r = r.replace(**knobs)
             if r.digest() == digest:
                 return r
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OSError) as e:
         raise ReplayError(f"line {ln}: cannot rebuild the rules {name!r}: {e}") from None
     raise ReplayError(f"line {ln}: rules digest {digest} does not match variant {name!r} "
                       f"(digest {load_rules(name).digest()}) or the recorded rules")
+
+
+def _same_knobs(ln: int, rules: Rules, recorded) -> None:
+    """A header whose digest names ``rules`` must not record other knob values beside it."""
+    if recorded is None:
+        return
+    mine = _jsonable(rules.to_dict())
+    for k in sorted(set(mine) | set(recorded)):
+        if recorded.get(k, "<missing>") != mine.get(k, "<missing>"):
+            raise ReplayError(f"line {ln}: header rules knob {k!r} is {recorded.get(k, '<missing>')!r:.60}, but "
+                              f"the rules of digest {rules.digest()} have {mine.get(k, '<missing>')!r:.60}")
 
 
 def _compare(ln: int, recorded: dict, expected: dict) -> None:
@@ -517,6 +578,7 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
             raise ReplayError(f"line {ln}: expected a 'game' header, found {hdr.get('type')!r}")
         if hdr.get("format") != FORMAT:
             raise ReplayError(f"line {ln}: replay format {hdr.get('format')!r}; this reader knows format {FORMAT}")
+        _check_header(ln, hdr)
         try:
             rules = _rules_of(ln, hdr)
             t = _Table(rules, hdr["players"], hdr["seed"], hdr["game_id"], hdr["mode"], hdr["hands"])

@@ -109,3 +109,46 @@ def test_simulate_refuses_an_unknown_strategy_before_running(tmp_path, capsys):
                  "--out", str(tmp_path / "x"), "--quiet"]) == 2
     assert "nope" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.fixture(scope="module")
+def recorded_hand(tmp_path_factory):
+    from kalooki_sim.replay import record_games
+
+    path = tmp_path_factory.mktemp("rp") / "one.jsonl"
+    record_games("caribbean", 4, ["greedy", "greedy", "random", "random"], 3, [0], path=path)
+    return path.read_text().splitlines()
+
+
+@pytest.mark.parametrize("field, value", [
+    ("seed", 2**64), ("game_id", 10**30), ("players", "4"), ("seed", {}), ("variant", "x" * 300),
+    ("agents", 5), ("agents", ["greedy"] * 3), ("params", [["nan"]] * 4), ("dealer", -1), ("mode", "both"),
+])
+def test_replay_check_refuses_a_bad_header_in_one_line(recorded_hand, tmp_path, capsys, field, value):
+    header = json.loads(recorded_hand[0])
+    header[field] = value
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([json.dumps(header)] + recorded_hand[1:]) + "\n")
+    assert main(["replay", str(path), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kalooki: error:") and err.count("\n") == 1 and "valid:" not in err
+
+
+def test_replay_check_refuses_changed_rule_knobs(recorded_hand, tmp_path, capsys):
+    header = json.loads(recorded_hand[0])
+    header["rules"]["n_decks"] = 3
+    path = tmp_path / "knobs.jsonl"
+    path.write_text("\n".join([json.dumps(header)] + recorded_hand[1:]) + "\n")
+    assert main(["replay", str(path), "--check"]) == 2
+    assert "n_decks" in capsys.readouterr().err
+
+
+def test_replay_without_check_says_a_damaged_file_does_not_validate(recorded_hand, tmp_path, capsys):
+    lines = list(recorded_hand)
+    ev = json.loads(lines[5])
+    lines[5] = json.dumps({**ev, "seat": (ev.get("seat", 0) + 1) % 4}) if ev["type"] == "action" else lines[5]
+    lines = lines[:5] + lines[6:] if ev["type"] != "action" else lines
+    path = tmp_path / "damaged.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    main(["replay", str(path)])
+    assert "does not validate" in capsys.readouterr().err
