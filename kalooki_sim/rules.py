@@ -330,6 +330,17 @@ def load_rules(name_or_path: str | Path = "caribbean", overlays=(), **overrides)
     """
     if isinstance(name_or_path, Rules):
         return name_or_path.replace(**overrides) if overrides else name_or_path
+    if not isinstance(name_or_path, (str, Path)):
+        raise RulesError(f"variant {name_or_path!r}", None, "expected a preset name, 'preset+overlay' or a TOML path")
+    if isinstance(overlays, str):
+        overlays = (overlays,)
+    try:
+        overlays = tuple(overlays)
+    except TypeError:
+        raise RulesError(f"overlays {overlays!r}", None, "expected a list of house-rule overlay names") from None
+    for ov in overlays:
+        if not isinstance(ov, str):
+            raise RulesError(f"overlay {ov!r}", None, "expected the name of a house-rule overlay (v1..)")
     parts = [p for p in str(name_or_path).split("+")] if not str(name_or_path).endswith(".toml") else [str(name_or_path)]
     base_name, extra = parts[0], list(parts[1:]) + list(overlays)
     data, label = _resolve_file(base_name)
@@ -403,11 +414,13 @@ def _coerce(key: str, v: Any, label: str) -> Any:
     if key == "contracts":
         if not isinstance(v, (list, tuple)):
             raise bad("expected a list of [threes, fours] pairs")
+        if len(v) > rv.MAX_ROUNDS:
+            raise bad(f"{len(v)} contract rounds; at most {rv.MAX_ROUNDS}")
         out = []
         for i, c in enumerate(v):
             if (not isinstance(c, (list, tuple)) or len(c) != 2
-                    or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in c)):
-                raise bad(f"round {i + 1}: expected [threes, fours] of non-negative ints, got {c!r}")
+                    or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 30 for x in c)):
+                raise bad(f"round {i + 1}: expected [threes, fours] of ints in 0..30, got {c!r}")
             if c[0] + c[1] == 0:
                 raise bad(f"round {i + 1}: a contract needs at least one meld")
             out.append((int(c[0]), int(c[1])))
@@ -455,7 +468,9 @@ def _value_of(table: Mapping, token: str, bad) -> int:
 
 
 def _coerce_penalty(v, bad) -> tuple[int, ...]:
-    if isinstance(v, (list, tuple)) and len(v) == 53:     # one value per card type, in type order
+    if isinstance(v, (list, tuple)) and len(v) != 53:
+        raise bad(f"a list of penalty values needs 53 entries (one per card type), got {len(v)}")
+    if isinstance(v, (list, tuple)):                      # one value per card type, in type order
         return tuple(_value_of({f"card type {t}": x}, f"card type {t}", bad) for t, x in enumerate(v))
     if not isinstance(v, Mapping):
         raise bad("expected a table of rank (A, 2..10, J, Q, K, JK) or card (AS, ...) values")
@@ -480,8 +495,10 @@ def _coerce_penalty(v, bad) -> tuple[int, ...]:
 
 
 def _coerce_meld_value(v, bad) -> tuple[int, ...]:
-    if isinstance(v, (list, tuple)) and len(v) == 15:
-        return tuple(int(x) for x in v)
+    if isinstance(v, (list, tuple)) and len(v) == 15:    # by run position 0..14 (1 = low ace, 14 = high ace)
+        return tuple(_value_of({f"position {q}": x}, f"position {q}", bad) for q, x in enumerate(v))
+    if isinstance(v, (list, tuple)):
+        raise bad(f"a list of meld values needs 15 entries (run positions 0..14), got {len(v)}")
     if not isinstance(v, Mapping):
         raise bad("expected a table of rank values (A, 2..10, J, Q, K)")
     for k in v:

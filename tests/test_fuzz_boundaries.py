@@ -245,3 +245,55 @@ def test_fuzz_is_legal_meld(tokens, kind):
         is_legal_meld("k40", tokens, kind)
     except (ValueError, TypeError) as e:
         assert "\n" not in str(e)
+
+
+# ------------------------------------------------------------------------------------------------
+# 4. rule knobs
+
+import dataclasses  # noqa: E402
+
+from kalooki_sim.rules import Rules, RulesError, load_rules  # noqa: E402
+
+KNOBS = [f.name for f in dataclasses.fields(Rules) if f.name != "name"]
+
+
+@pytest.mark.parametrize("kw, key", [
+    (dict(meld_value=[-5] * 15), "meld_value"), (dict(meld_value=[2 ** 62] * 15), "meld_value"),
+    (dict(meld_value=["x"] * 15), "meld_value"), (dict(meld_value=[float("nan")] * 15), "meld_value"),
+    (dict(meld_value=[5] * 14), "meld_value"), (dict(penalty_value=[5] * 52), "penalty_value"),
+    (dict(penalty_value=[float("inf")] * 53), "penalty_value"), (dict(contracts=[[2 ** 62, 1]]), "contracts"),
+    (dict(hand_size=2 ** 70), "hand_size"), (dict(n_jokers=float("nan")), "n_jokers"),
+    (dict(players_min="2"), "players_min"), (dict(ace_high=1), "ace_high"), (dict(joker_swap=None), "joker_swap"),
+    (dict(stake_ante=10 ** 9), "stake_ante"), (dict(opening_min_points=-1), "opening_min_points"),
+])
+def test_bad_knobs_are_refused_naming_the_key(kw, key):
+    with pytest.raises(RulesError, match=key) as e:
+        load_rules("k40", **kw)
+    assert e.value.key == key and "\n" not in str(e.value)
+
+
+def test_bad_variant_arguments():
+    for call in (lambda: load_rules(None), lambda: load_rules(5), lambda: load_rules("k40", overlays=[5]),
+                 lambda: load_rules("k40", overlays=5), lambda: load_rules("k40", bogus=1)):
+        with pytest.raises(RulesError):
+            call()
+
+
+_ANY_VALUE = hs.one_of(hs.none(), hs.booleans(), hs.integers(-2 ** 70, 2 ** 70), hs.integers(-3, 40),
+                       hs.floats(), hs.text(max_size=6), hs.lists(hs.integers(-2 ** 64, 2 ** 64), max_size=16),
+                       hs.lists(hs.integers(0, 30), min_size=15, max_size=15),
+                       hs.lists(hs.lists(hs.integers(-1, 40), max_size=3), max_size=4),
+                       hs.dictionaries(hs.sampled_from(["A", "K", "JK", "2", "x", "3"]), hs.integers(-5, 2000)))
+
+
+@given(knob=hs.sampled_from(KNOBS), value=_ANY_VALUE, preset=hs.sampled_from(["k40", "caribbean"]))
+@FUZZ
+def test_fuzz_rule_knobs(knob, value, preset):
+    try:
+        rules = load_rules(preset, **{knob: value})
+    except RulesError as e:
+        assert e.key is not None and "\n" not in str(e)
+        return
+    from kalooki_sim import rulevec
+    vec = rules.to_vector()[:rulevec.R_WINDOWS]     # (the run tables after it are bit masks)
+    assert np.abs(vec).max() <= 1_000_000          # the int64 rules vector keeps its headroom
