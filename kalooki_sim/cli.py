@@ -331,6 +331,17 @@ def main(argv=None) -> int:
     except (RulesError, ValueError, FileExistsError, NotImplementedError, _ReplayFileError) as e:
         print(f"kalooki: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"kalooki: interrupted{_resume_hint(args)}", file=sys.stderr)
+        return 130
+
+
+def _resume_hint(args) -> str:
+    """What an interrupted command kept, and how to go on (one line)."""
+    if args.cmd in ("simulate", "tournament"):
+        return ("; the finished shards are kept: the same command with --resume continues "
+                "without losing or counting a game twice")
+    return ""
 
 
 if __name__ == "__main__":

@@ -152,3 +152,15 @@ def test_replay_without_check_says_a_damaged_file_does_not_validate(recorded_han
     path.write_text("\n".join(lines) + "\n")
     main(["replay", str(path)])
     assert "does not validate" in capsys.readouterr().err
+
+
+def test_ctrl_c_prints_one_line_and_exits_130(monkeypatch, capsys):
+    import kalooki_sim.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_simulate", interrupted)
+    assert cli.main(["simulate", "--hands", "10"]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--resume" in err
