@@ -64,8 +64,13 @@ def main(argv=None) -> int:
     if args.report_only:
         report = write_report(cfg.out, cfg)
     else:
-        run = run_study(cfg, backend=args.backend, resume=args.resume, progress=not args.no_progress,
-                        address=args.address, num_cpus=args.num_cpus)
+        try:
+            run = run_study(cfg, backend=args.backend, resume=args.resume, progress=not args.no_progress,
+                            address=args.address, num_cpus=args.num_cpus)
+        except KeyboardInterrupt:
+            print("balance: interrupted; the finished shards are kept: the same command with --resume continues",
+                  file=sys.stderr)
+            return 130
         report = Path(run.path) / "report.md"
     print(f"report: {report}  ({time.time() - t0:.0f} s)")
     return 0
