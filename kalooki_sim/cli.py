@@ -51,9 +51,13 @@ def cmd_demo(args) -> int:
     return 0
 
 
+# a count beyond this is a typo, not a study (10 billion hands is days of the whole cluster)
+_COUNT_MAX = 10**10
+
+
 def _positive_flag(value, flag: str) -> None:
-    if value < 1:
-        raise ValueError(f"{flag} must be a positive integer, got {value}")
+    if not 1 <= value <= _COUNT_MAX:
+        raise ValueError(f"{flag} must be a positive integer of at most {_COUNT_MAX:,}, got {value}")
 
 
 def _seed_flag(value) -> None:
@@ -328,7 +332,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         return args.fn(args)
-    except (RulesError, ValueError, FileExistsError, NotImplementedError, _ReplayFileError) as e:
+    except (RulesError, ValueError, OSError, NotImplementedError, _ReplayFileError) as e:
         print(f"kalooki: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -164,3 +164,18 @@ def test_ctrl_c_prints_one_line_and_exits_130(monkeypatch, capsys):
     assert cli.main(["simulate", "--hands", "10"]) == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--resume" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "--hands", "10", "--quiet", "--out", "/proc/nope/x"],
+    ["simulate", "--hands", str(2**63), "--quiet"],
+    ["simulate", "--hands", "10", "--quiet", "--variant", "k" * 300],
+    ["simulate", "--hands", "10", "--quiet", "--agents", "g" * 300 + ",greedy,greedy,greedy"],
+    ["tournament", "--deals", "2", "--quiet", "--out", "/proc/nope/x"],
+    ["tournament", "--deals", "2", "--quiet", "--variant", "k" * 300],
+])
+def test_bad_cli_input_is_one_line_and_exit_2(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kalooki: error:") and err.count("\n") == 1
