@@ -95,6 +95,19 @@ class IllegalActionError(_EngineIllegalActionError):
         ValueError.__init__(self, message)
 
 
+def _int64_arg(x, what: str, missing: str = "") -> int:
+    """``x`` as a Python int that fits the kernels' int64, or a one-line error naming ``what``."""
+    if isinstance(x, np.ndarray) and x.shape == ():
+        x = x[()]
+    if x is None and missing:
+        raise ValueError(f"state {what!r}: missing; {missing}")
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, not {type(x).__name__} {x!r}")
+    if not -2 ** 63 <= int(x) < 2 ** 63:
+        raise ValueError(f"{what} {x} does not fit a 64-bit integer")
+    return int(x)
+
+
 class KalookiVecEnv:
     """B games in lockstep, stopped at learner decisions (module docstring: arrays, episodes,
     autoreset, rewards, seating).
@@ -169,7 +182,9 @@ class KalookiVecEnv:
         self.max_steps = max_steps_per_hand(self.rules, n)
         self.check = bool(check)
         self.rv = np.ascontiguousarray(self.rules.to_vector(), dtype=np.int64)
-        self.seed, self.first_game_id = int(seed), int(first_game_id)
+        self.seed, self.first_game_id = _int64_arg(seed, "seed"), _int64_arg(first_game_id, "first_game_id")
+        if self.first_game_id < 0 or self.first_game_id > 2 ** 62:
+            raise ValueError(f"first_game_id must be in 0..2**62, got {first_game_id}")
         B = self.batch
         # thread lanes: lane l plays rows l, l + L, ... and owns the per-decision scratch they share
         self.lanes = (max(1, min(numba.get_num_threads(), B // _ROWS_PER_THREAD)) if lanes is None
@@ -258,20 +273,37 @@ class KalookiVecEnv:
         return d
 
     def load_state_dict(self, d) -> None:
-        """Restore ``state_dict()``'s arrays into this env (built with the same arguments)."""
-        for k, v in self._state_arrays().items():
-            if k not in d or np.shape(d[k]) != v.shape:
-                raise ValueError(f"state {k!r}: missing or of another shape (an env built with other arguments?)")
-            v[...] = d[k]
-        self.seed = int(d["meta.seed"])
-        self.first_game_id = int(d["meta.first_game_id"])
-        self._ready = bool(int(d["meta.ready"]))
+        """Restore ``state_dict()``'s arrays into this env (built with the same arguments).
+
+        Everything is checked first (every key present, of the right shape and kind); a refused
+        dict leaves the env as it was."""
+        if not hasattr(d, "keys") or not hasattr(d, "__getitem__"):
+            raise TypeError(f"load_state_dict needs a mapping (state_dict()'s), not {type(d).__name__}")
+        arrays = self._state_arrays()
+        staged = {}
+        for k, v in arrays.items():
+            if k not in d:
+                raise ValueError(f"state {k!r}: missing (a state_dict of another version?); nothing was loaded")
+            x = np.asarray(d[k])
+            if x.shape != v.shape:
+                raise ValueError(f"state {k!r}: shape {x.shape}, this env has {v.shape} (an env built with other "
+                                 "arguments?); nothing was loaded")
+            if not np.can_cast(x.dtype, v.dtype, casting="same_kind"):
+                raise ValueError(f"state {k!r}: dtype {x.dtype} does not fit {v.dtype}; nothing was loaded")
+            staged[k] = x
+        meta = {k: _int64_arg(d[k] if k in d else None, k, missing="nothing was loaded")
+                for k in ("meta.seed", "meta.first_game_id", "meta.ready")}
+        for k, v in arrays.items():
+            v[...] = staged[k]
+        self.seed = meta["meta.seed"]
+        self.first_game_id = meta["meta.first_game_id"]
+        self._ready = bool(meta["meta.ready"])
 
     def reset(self, seed: int | None = None):
         """Deal every row's first game (ids ``first_game_id + b``) and play to the first learner
         decision; returns ``(obs, mask, info)``."""
         if seed is not None:
-            self.seed = int(seed)
+            self.seed = _int64_arg(seed, "seed")
         self.gid[:] = self.first_game_id + np.arange(self.batch, dtype=np.int64)
         self._err[:] = 0
         self._run(MODE_RESET)

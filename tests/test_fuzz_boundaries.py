@@ -297,3 +297,59 @@ def test_fuzz_rule_knobs(knob, value, preset):
     from kalooki_sim import rulevec
     vec = rules.to_vector()[:rulevec.R_WINDOWS]     # (the run tables after it are bit masks)
     assert np.abs(vec).max() <= 1_000_000          # the int64 rules vector keeps its headroom
+
+
+# ------------------------------------------------------------------------------------------------
+# 5. env seeds and state dicts: check first, change after
+
+
+@pytest.mark.parametrize("seed", [2 ** 63, -2 ** 63 - 1, 2 ** 70, 1.5, float("nan"), "7", True, [1]], ids=repr)
+def test_env_reset_refuses_a_bad_seed_and_keeps_the_old_one(seed):
+    env = _env()
+    before = env.state_dict()
+    with pytest.raises((ValueError, TypeError), match="seed") as e:
+        env.reset(seed)
+    assert "\n" not in str(e.value)
+    assert env.seed == 5 and _env_same(before, env)
+
+
+def test_env_constructor_refuses_bad_seeds():
+    from kalooki_sim.env import KalookiVecEnv
+    for kw in (dict(seed=2 ** 63), dict(seed=1.5), dict(first_game_id=-1), dict(first_game_id=2 ** 70)):
+        with pytest.raises((ValueError, TypeError)):
+            KalookiVecEnv("caribbean", 4, batch=2, **kw)
+
+
+def test_env_load_state_dict_checks_everything_first():
+    env = _env()
+    good = env.state_dict()
+    keys = sorted(good)
+    for broken in ({k: v for k, v in good.items() if k != keys[-1]},                     # a key missing (the last)
+                   {k: v for k, v in good.items() if k != "meta.seed"},
+                   good | {keys[-1]: np.zeros((1,))},                                     # wrong shape
+                   good | {keys[-1]: np.full(np.shape(good[keys[-1]]), "x")},             # wrong kind
+                   good | {"meta.seed": np.float64(2.5)}, good | {"meta.ready": None}):
+        mutated = {k: (v + 1 if isinstance(v, np.ndarray) and v.dtype.kind in "iuf" and k in broken else v)
+                   for k, v in broken.items()}
+        with pytest.raises((ValueError, TypeError)) as e:
+            env.load_state_dict(mutated)
+        assert "\n" not in str(e.value)
+        assert _env_same(good, env)                  # nothing was overwritten
+    with pytest.raises(TypeError):
+        env.load_state_dict([1, 2])
+    env.load_state_dict(good)
+    assert _env_same(good, env)
+
+
+@given(seed=hs.one_of(hs.integers(-2 ** 70, 2 ** 70), hs.floats(), hs.text(max_size=3), hs.none()))
+@FUZZ
+def test_fuzz_env_reset_seed(seed):
+    env = _env()
+    before = env.state_dict()
+    try:
+        env.reset(seed)
+    except (ValueError, TypeError) as e:
+        assert "\n" not in str(e)
+        assert _env_same(before, env)
+    finally:
+        env.load_state_dict(before)
