@@ -106,3 +106,38 @@ def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def compile_first(bar, warm) -> None:
+    """Run ``warm`` (a tiny game that makes numba compile the kernels) when nothing is compiled
+    yet, showing the compile's elapsed time on the progress ``bar``, then restart the bar's clock
+    so the rate it shows is the speed of play alone.
+
+    The compile runs in a daemon thread and this thread waits in short steps, so Ctrl-C is
+    honoured within a second even though numba's compile itself cannot be interrupted."""
+    import threading
+    import time
+
+    from .jit import cache_dir
+
+    d = Path(cache_dir())
+    if d.is_dir() and any(d.rglob("*.nbi")):
+        return
+    failure = []
+
+    def work():
+        try:
+            warm()
+        except BaseException as e:          # handed to the waiting thread
+            failure.append(e)
+
+    t0 = time.monotonic()
+    th = threading.Thread(target=work, daemon=True)
+    th.start()
+    while th.is_alive():
+        bar.set_postfix_str(f"compiling the kernels (first run only): {time.monotonic() - t0:.0f} s", refresh=True)
+        th.join(0.5)
+    if failure:
+        raise failure[0]
+    bar.set_postfix_str(f"compiled in {time.monotonic() - t0:.0f} s")
+    bar.reset(total=bar.total)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .records import RunDir
+from .records import RunDir, compile_first
 from .rules import load_rules
 from .stats import _sort_key, cluster_codes, clustered_mean, summarize_clustered
 
@@ -101,14 +101,6 @@ def _check(cfg: SimulationConfig, rules) -> None:
             match_length(rules, "matches", cfg.hands_per_match, cfg.max_hands)     # raises on a bad value
 
 
-def _kernels_cached() -> bool:
-    """Does numba's cache already hold compiled kernels for this source tree?"""
-    from .jit import cache_dir
-
-    d = Path(cache_dir())
-    return d.is_dir() and any(d.rglob("*.nbi"))
-
-
 def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool = True) -> RunDir:
     """Run (or resume) a simulation and write its run directory; returns it."""
     from tqdm import tqdm
@@ -140,8 +132,9 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
             extra.update(max_hands=cfg.max_hands, buy_back=cfg.buy_back)
     unit = " matches" if cfg.mode == "matches" else " hands"
     with tqdm(total=cfg.games, unit=unit, disable=not progress, desc=f"{rules.name} {cfg.mode}") as bar:
-        if progress and not _kernels_cached():
-            bar.set_postfix_str("compiling the kernels first (once, a few minutes)")
+        if seats is None and len(done) < n_shards:
+            compile_first(bar, lambda: simulate(rules, cfg.players, ids, params, 1, cfg.seed, mode=cfg.mode,
+                                                **extra))
         for shard in range(n_shards):
             first = shard * cfg.shard_size
             n = min(cfg.shard_size, cfg.games - first)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .records import RunDir
+from .records import RunDir, compile_first
 from .rules import load_rules
 from .strategies import checkpoint_digests, learned_policies
 from .strategies import lineup as resolve_lineup
@@ -279,6 +279,8 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
     n_shards = (cfg.deals + cfg.shard_deals - 1) // cfg.shard_deals
     win = {}
     with tqdm(total=cfg.deals, unit=" deals", disable=not progress, desc=f"{rules.name} tournament") as bar:
+        if len(done) < n_shards:
+            compile_first(bar, lambda: play_deals(cfg, rules, 0, 1))
         for shard in range(n_shards):
             first = shard * cfg.shard_deals
             k = min(cfg.shard_deals, cfg.deals - first)

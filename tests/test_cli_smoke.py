@@ -179,3 +179,27 @@ def test_bad_cli_input_is_one_line_and_exit_2(argv, capsys, tmp_path, monkeypatc
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("kalooki: error:") and err.count("\n") == 1
+
+
+def test_compile_first_shows_the_compile_and_restarts_the_clock(monkeypatch, tmp_path):
+    import time
+
+    from tqdm import tqdm
+
+    import kalooki_sim.jit as jit
+    from kalooki_sim.records import compile_first
+
+    monkeypatch.setattr(jit, "cache_dir", lambda: str(tmp_path))     # nothing compiled yet
+    bar = tqdm(total=10, disable=True)
+    shown = []
+    monkeypatch.setattr(bar, "set_postfix_str", lambda s, refresh=True: shown.append(s))
+    compile_first(bar, lambda: time.sleep(0.7))
+    assert any(s.startswith("compiling the kernels") for s in shown) and shown[-1].startswith("compiled in")
+    assert bar.n == 0
+    (tmp_path / "k.nbi").write_text("")                                 # compiled: nothing to do
+    ran = []
+    compile_first(bar, lambda: ran.append(1))
+    assert ran == []
+    with pytest.raises(ZeroDivisionError):                              # a failure reaches the caller
+        (tmp_path / "k.nbi").unlink()
+        compile_first(bar, lambda: 1 / 0)
