@@ -45,7 +45,7 @@ import numpy as np
 
 __all__ = [
     "Policy", "RANDOM", "GREEDY", "EXPERT", "EXTERNAL", "POLICY_NAMES", "PARAM_NAMES", "PARAM_BOUNDS", "N_PARAMS", "policy_id", "policy_name",
-    "default_params", "params_matrix",
+    "default_params", "params_matrix", "check_params",
 ]
 
 
@@ -118,16 +118,50 @@ def default_params(pid: int | str) -> np.ndarray:
     return np.array(_DEFAULTS[policy_id(pid)], dtype=np.float64)
 
 
+def check_params(seats, params, where: str = "params") -> None:
+    """Refuse parameter rows the compiled agents cannot use: every value must be a finite number,
+    and each parameter a policy reads must lie in its declared range ``PARAM_BOUNDS`` (a value
+    ``<= 0`` is also accepted: it means the default).  ``seats`` are policy ids broadcastable to
+    ``params.shape[:-1]``.  ``ValueError`` naming the seat and the parameter."""
+    p = np.asarray(params)
+    if p.dtype.kind not in "iuf" or p.dtype.kind == "b":
+        raise ValueError(f"{where}: parameters must be numbers, got dtype {p.dtype}")
+    p = p.astype(np.float64, copy=False)
+    if p.ndim == 0:
+        p = p.reshape(1)
+    bad = ~np.isfinite(p)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{where}: parameter at {idx} is {p[idx]}: parameters must be finite numbers")
+    ids = np.broadcast_to(np.asarray(seats, dtype=np.int64), p.shape[:-1])
+    for pid in np.unique(ids):
+        pid = int(pid)
+        bounds = PARAM_BOUNDS.get(pid)
+        if bounds is None:
+            raise ValueError(f"{where}: unknown agent id {pid}")
+        rows = p[ids == pid]
+        for j, (lo, hi) in enumerate(bounds[:p.shape[-1]]):
+            col = rows[:, j]
+            out = (col > 0) & ((col < lo) | (col > hi))
+            if out.any():
+                raise ValueError(f"{where}: {POLICY_NAMES[pid]} parameter {PARAM_NAMES[pid][j]} = {col[out][0]!r} is "
+                                 f"outside its range {lo}..{hi} (or <= 0 for the default)")
+
+
 def params_matrix(seat_policies, params=None) -> np.ndarray:
     """A ``float64[n_seats, k]`` parameter matrix (k >= 1); ``None`` -> all defaults (zeros)."""
     n = len(seat_policies)
     if params is None:
         return np.zeros((n, max(1, max(N_PARAMS[policy_id(p)] for p in seat_policies))), dtype=np.float64)
-    p = np.asarray(params, dtype=np.float64)
+    try:
+        p = np.asarray(params, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"params must be numbers (one row per seat): {e}") from None
     if p.ndim == 1:
         p = np.tile(p, (n, 1))
     if p.ndim != 2 or p.shape[0] != n:
         raise ValueError(f"params must have one row per seat: got shape {p.shape} for {n} seats")
     if p.shape[1] == 0:
         p = np.zeros((n, 1), dtype=np.float64)
+    check_params([policy_id(x) for x in seat_policies], p)
     return np.ascontiguousarray(p)

@@ -66,7 +66,7 @@ import numba
 import numpy as np
 
 from . import loop
-from .agents.base import EXTERNAL, N_PARAMS
+from .agents.base import EXTERNAL, N_PARAMS, check_params
 from .engine.errors import IllegalActionError as _EngineIllegalActionError
 from .engine.layout import N_ACTIONS, P_MAX
 from .env_kernels import MODE_CHOOSE, MODE_RESET, MODE_STEP, NRES, RES_COLUMNS, encode_rows, env_rows
@@ -363,6 +363,7 @@ class KalookiVecEnv:
         _, ids, pm = resolve(names)
         if params is not None:
             pm = np.broadcast_to(np.asarray(params, dtype=np.float64), (self.batch, np.shape(params)[-1]))
+            check_params(ids, pm, "compiled_actions params")
         k = self._choice_params.shape[1]
         if pm.shape[1] > k:
             raise ValueError(f"parameter rows of {pm.shape[1]} values; this env's rows hold {k}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agents.base import EXTERNAL, params_matrix, policy_id
+from .agents.base import EXTERNAL, check_params, params_matrix, policy_id
 from .engine.layout import H_MAX, P_MAX
 from .loop import (
     M_ACTIVE, M_BB, M_FINISHED, M_HANDS, M_KALOOKIS, M_MATCH_HANDS, M_MONEY, M_POLICY, M_POOL, M_RIPS,
@@ -115,6 +115,8 @@ def seating_table(seat_policies, n_games: int, n_players: int, params=None):
         pm = np.ascontiguousarray(params, dtype=np.float64)
         if pm.shape[:2] != (n_games, n_players):
             raise ValueError(f"per-game params must be {n_games} x {n_players} x k, got {pm.shape}")
+        if pm.shape[2]:
+            check_params(seats, pm)
         if pm.shape[2] == 0:
             pm = np.zeros((n_games, n_players, 1))
     else:

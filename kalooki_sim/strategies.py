@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .agents.base import EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, default_params, policy_id
+from .agents.base import EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, check_params, default_params, policy_id
 
 __all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "lineup", "learned_policy",
            "learned_policies", "is_learned", "checkpoint_digests"]
@@ -124,6 +124,10 @@ def _from_toml(name: str, text: str, where: str, base: Path | None = None) -> St
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise StrategyError(f"{where}: parameter {key} must be a number, got {value!r}")
         row[names.index(key)] = float(value)
+    try:
+        check_params(pid, np.asarray(row, dtype=np.float64), where)
+    except ValueError as e:
+        raise StrategyError(str(e)) from None
     return Strategy(name, POLICY_NAMES[pid], pid, tuple(row), str(doc.get("description", "")))
 
 

@@ -353,3 +353,50 @@ def test_fuzz_env_reset_seed(seed):
         assert _env_same(before, env)
     finally:
         env.load_state_dict(before)
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. strategy parameters
+
+from agents.base import PARAM_BOUNDS, check_params, params_matrix  # noqa: E402
+from kalooki_sim.strategies import StrategyError, _from_toml  # noqa: E402
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e308, 0.9])
+def test_strategy_parameters_outside_their_bounds_are_refused(value):
+    row = [0.0, 1.0, 1.0, 0.5]
+    row[0] = value                                   # epsilon: 0..0.5
+    with pytest.raises(ValueError, match="epsilon|finite") as e:
+        params_matrix(["greedy"] * 4, row)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError):
+        Game("caribbean", 4, agents=["greedy"] * 4, params=[row] * 4)
+    with pytest.raises(ValueError):
+        _clubs_game().with_agent(0, "greedy", row)
+    with pytest.raises(StrategyError, match="epsilon|finite"):
+        _from_toml("x", f'agent = "greedy"\n[params]\nepsilon = {value!r}'.replace("nan", "nan").replace(
+            "inf", "inf"), "x.toml")
+
+
+def test_strategy_parameters_in_bounds_and_defaults_pass():
+    params_matrix(["expert"] * 4, [hi for _, hi in PARAM_BOUNDS[2]])
+    params_matrix(["greedy", "random"], [[-1.0, 0.0, 0.0, 0.0], [7.0, 7.0, 7.0, 7.0]])   # <= 0: default
+
+
+def test_env_compiled_actions_params_checked():
+    env = _env()
+    with pytest.raises(ValueError, match="finite"):
+        env.compiled_actions("greedy", [float("nan"), 1.0, 1.0, 0.5])
+
+
+@given(row=hs.lists(hs.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=15),
+       agent=hs.sampled_from(["greedy", "expert", "random"]))
+@FUZZ
+def test_fuzz_strategy_parameters(row, agent):
+    try:
+        pm = params_matrix([agent] * 2, row)
+    except ValueError as e:
+        assert "\n" not in str(e)
+    else:
+        assert np.isfinite(pm).all()
+        check_params(2 if agent == "expert" else 1 if agent == "greedy" else 0, pm)

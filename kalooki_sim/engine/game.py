@@ -556,10 +556,13 @@ class Game:
 
         The copy has its own random streams, so asking it ``agent_action()`` (a hint for an
         external seat) leaves this game, and every later decision in it, untouched."""
-        from ..agents.base import default_params, policy_id
+        from ..agents.base import check_params, default_params, policy_id
 
         pid = policy_id(agent)
         row = np.asarray(default_params(pid) if params is None else params, dtype=np.float64).ravel()
+        check_params(pid, row, f"with_agent({agent!r}) params")
+        if not (isinstance(player, (int, np.integer)) and not isinstance(player, bool) and 0 <= player < self.n_players):
+            raise ValueError(f"with_agent: player {player!r} is not a seat 0..{self.n_players - 1}")
         other = self.copy()
         la = other._loop
         if row.size > la.params.shape[2]:
