@@ -362,7 +362,7 @@ from agents.base import PARAM_BOUNDS, check_params, params_matrix  # noqa: E402
 from kalooki_sim.strategies import StrategyError, _from_toml  # noqa: E402
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e308, 0.9])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e308, 101.0])
 def test_strategy_parameters_outside_their_bounds_are_refused(value):
     row = [0.0, 1.0, 1.0, 0.5]
     row[0] = value                                   # epsilon: 0..0.5
@@ -400,3 +400,71 @@ def test_fuzz_strategy_parameters(row, agent):
     else:
         assert np.isfinite(pm).all()
         check_params(2 if agent == "expert" else 1 if agent == "greedy" else 0, pm)
+
+
+# ------------------------------------------------------------------------------------------------
+# 7. Game.from_text
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+
+BAD_POSITIONS = {
+    "active 50": "active: 50\nP1: AS\nP2: KD", "active P99": "active: P99\nP1: AS\nP2: KD",
+    "to_act P50": "phase: call\nto_act: P50\nP1: AS\nP2: KD\ndiscard: 3C",
+    "hand negative": "hand: -99999999999\nP1: AS\nP2: KD",
+    "players 3 active P7": "players: 3\nactive: P7\nP1: AS\nP2: KD",
+    "caller P9": "phase: allow\ncaller: P9\nP1: AS\nP2: KD\ndiscard: 3C",
+    "P0": "P0: AS\nP1: KD", "unknown key": "phse: play\nP1: AS\nP2: KD",
+    "seat P999": "P999: AS", "calls huge": "P1: AS | calls=99999999999999999999\nP2: KD",
+    "turn huge": "turn: 99999999999\nP1: AS", "seed text": "seed: x\nP1: AS", "freed": "freed: 9\nP1: AS",
+    "owner P9": "P1: AS\ntable: P9 [5H 6H 7H 8H]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_POSITIONS))
+def test_from_text_refuses_bad_positions_naming_the_line(name):
+    with pytest.raises(ValueError) as e:
+        Game.from_text(BAD_POSITIONS[name], "caribbean")
+    assert "\n" not in str(e.value)
+
+
+def test_from_text_reads_not_laid_back_as_not_laid():
+    g = _clubs_game()
+    again = Game.from_text("round: 1\nactive: P1\nphase: play\n" + "\n".join(
+        line for line in str(g).splitlines() if line.startswith("P")) + "\ntable: P1 [5C 6C 7C 8C]\ndiscard: 3C 9D",
+        "caribbean")
+    assert again.laid_down == g.laid_down == [True, False, False, False]
+
+
+_FUZZ_SCRIPT = textwrap.dedent("""
+    import sys, json
+    from hypothesis import given, settings, strategies as hs
+    from kalooki_sim.engine.game import Game
+    keys = ["round", "active", "phase", "discard", "discard_by", "stock", "players", "dealer", "hand", "last_hand",
+            "to_act", "caller", "taken", "turn", "freed", "owed", "manipulations", "phse", "P1", "P2", "P3", "P7",
+            "table"]
+    vals = hs.one_of(hs.sampled_from(["P1", "P2", "P4", "P7", "P50", "50", "-1", "none", "0", "1", "3",
+                                      "-99999999999", "99999999999", "play", "call", "allow", "draw", "AS",
+                                      "2C rest", "rest", "3C 9D", "JK", "AS KD | laid", "7H | not laid",
+                                      "P2 [5H 6H 7H 8H]", "[KC KD KH]", "AS | calls=7", "x"]),
+                     hs.text(max_size=6))
+    @settings(max_examples=int(sys.argv[1]), deadline=None, derandomize=True, database=None)
+    @given(hs.lists(hs.tuples(hs.sampled_from(keys), vals), max_size=8))
+    def run(pairs):
+        text = "\\n".join(f"{k}: {v}" for k, v in pairs)
+        try:
+            g = Game.from_text(text, "caribbean")
+        except (ValueError, TypeError, NotImplementedError) as e:
+            assert "\\n" not in str(e), (text, e)
+            return
+        assert g.invariants(full_deck=False) == 0
+    run()
+    print("ok")
+""")
+
+
+def test_fuzz_from_text_in_a_subprocess():
+    """Segfaults and hangs fail this test (not the suite)."""
+    r = subprocess.run([sys.executable, "-c", _FUZZ_SCRIPT, "150"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stderr[-3000:])

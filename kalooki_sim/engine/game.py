@@ -722,7 +722,10 @@ class Game:
         for malformed text, an illegal table meld, or more copies of a card than the deck holds.
         """
         rules = rules if isinstance(rules, Rules) else load_rules(rules)
+        if not isinstance(text, str):
+            raise TypeError(f"from_text needs the position as text, not {type(text).__name__}")
         kv: dict[str, str] = {}
+        lines: dict[str, str] = {}          # key -> its line, for messages
         players: dict[int, str] = {}
         tables: list[str] = []
         for raw in text.strip().splitlines():
@@ -730,38 +733,80 @@ class Game:
             if not line:
                 continue
             if ":" not in line:
-                raise ValueError(f"cannot parse line {raw!r} (expected 'key: value')")
+                raise ValueError(f"cannot parse line {raw.strip()!r} (expected 'key: value')")
             key, val = (x.strip() for x in line.split(":", 1))
             k = key.lower()
             if re.fullmatch(r"p\d+", k):
-                players[int(k[1:]) - 1] = val
+                p = int(k[1:]) - 1
+                if not 0 <= p < L.P_MAX:
+                    raise ValueError(f"line {line!r}: no seat {key} (seats P1..P{L.P_MAX})")
+                if p in players:
+                    raise ValueError(f"line {line!r}: seat {key.upper()} given twice")
+                players[p] = val
+                lines[k] = line
             elif k == "table":
                 tables.append(val)
+            elif k not in _TEXT_KEYS:
+                raise ValueError(f"line {line!r}: unknown key {key!r} (keys: {', '.join(sorted(_TEXT_KEYS))}, P1..)")
             else:
+                if k in kv:
+                    raise ValueError(f"line {line!r}: key {key!r} given twice")
                 kv[k] = val
-        seats = [int(x) for x in re.findall(r"\bP(\d+)\b", text, re.I)]
-        n = int(kv.get("players", max([rules.players_min] + seats)))
+                lines[k] = line
+
+        def number(key, default, lo, hi):
+            if key not in kv:
+                return default
+            v = kv[key].strip()
+            if not re.fullmatch(r"[+-]?\d{1,19}", v) or not lo <= int(v) <= hi:
+                raise ValueError(f"line {lines[key]!r}: {key} must be a whole number in {lo}..{hi}")
+            return int(v)
+
+        seats = [int(x) for x in re.findall(r"\bP(\d{1,3})\b", text, re.I)]
+        n = number("players", max([rules.players_min] + [min(x, 99) for x in seats]), rules.players_min,
+                   rules.players_max)
+        if n > rules.players_max:
+            raise ValueError(f"seat P{n} named, but {rules.name} is played by {rules.players_min}.."
+                             f"{rules.players_max} players")
+
+        def seat(key, default=None, allow_none=False):
+            if key not in kv:
+                return default
+            try:
+                p = _parse_seat(kv[key])
+            except ValueError as e:
+                raise ValueError(f"line {lines[key]!r}: {e}") from None
+            if p == -1 and allow_none:
+                return -1
+            if not 0 <= p < n:
+                raise ValueError(f"line {lines[key]!r}: no seat {kv[key].strip()} in a game of {n} players "
+                                 f"(P1..P{n})")
+            return p
+
+        for p in players:
+            if p >= n:
+                raise ValueError(f"line {lines[f'p{p + 1}']!r}: no seat P{p + 1} in a game of {n} players")
+        if "current" in kv and "active" in kv:
+            raise ValueError(f"line {lines['current']!r}: give 'active' or 'current', not both")
         game = cls(rules, n_players=n, _deal=False)
         st = game.state
         gs, ps = st.gs[0], st.ps[0]
         rv = game.rv
         gs[L.G_NP] = n
-        gs[L.G_SEED] = int(kv.get("seed", 0))
-        rnd = int(kv.get("round", 1)) - 1
-        if not 0 <= rnd < rules.n_rounds:
-            raise ValueError(f"round {rnd + 1} is not in 1..{rules.n_rounds}")
-        hand_no = int(kv.get("hand", rnd + 1)) - 1
+        gs[L.G_SEED] = number("seed", 0, 0, 2 ** 63 - 1)
+        rnd = number("round", 1, 1, rules.n_rounds) - 1
+        hand_no = number("hand", rnd + 1, 1, 100_000) - 1
         if hand_no % rules.n_rounds != rnd:
             raise ValueError(f"hand {hand_no + 1} is played with round {hand_no % rules.n_rounds + 1}, not {rnd + 1}")
         gs[L.G_HAND_NO] = hand_no
         gs[L.G_ROUND] = rnd
-        gs[L.G_LAST_HAND] = int(kv.get("last_hand", hand_no + 1)) - 1
+        gs[L.G_LAST_HAND] = number("last_hand", hand_no + 1, hand_no + 1, 100_000) - 1
         gs[L.G_DEAL_NO] = 0
-        gs[L.G_TURN] = int(kv.get("turn", 0))
-        active = _parse_seat(kv.get("active", kv.get("current", "P1")))
+        gs[L.G_TURN] = number("turn", 0, 0, rules.max_turns_per_hand - 1)
+        active = seat("active", seat("current", 0))
         gs[L.G_ACTIVE] = active
         d = 1 if rules.play_direction == "left" else -1
-        gs[L.G_DEALER] = _parse_seat(kv["dealer"]) if "dealer" in kv else (active - d) % n
+        gs[L.G_DEALER] = seat("dealer", (active - d) % n)
         used = np.zeros(L.N_TYPES, dtype=np.int64)
 
         def take(cards, where):
@@ -777,22 +822,29 @@ class Game:
             take(cards, f"P{p + 1}")
             for c in cards:
                 st.hands[0, p, c.type] += 1
-            for f in (x.strip().lower() for x in flags.replace(",", " ").split()):
+            flag_text = re.sub(r"\bnot[ _]laid\b", "not_laid", flags.lower())
+            for f in (x.strip() for x in flag_text.replace(",", " ").split()):
                 if f in ("laid", "laid_down", "down"):
                     ps[p, L.PS_LAID] = 1
-                elif f.startswith("calls="):
-                    ps[p, L.PS_CALLS] = int(f[6:])
-                    ps[p, L.PS_CALLS_BASE] = int(f[6:])
-                elif f.startswith("total="):
-                    ps[p, L.PS_TOTAL] = int(f[6:])
-                elif f in ("not", "not_laid", "-"):
-                    pass
+                elif f.startswith("calls=") or f.startswith("total="):
+                    lo, hi = (0, rules.max_calls_per_player) if f.startswith("calls=") else (0, 10_000_000)
+                    if not re.fullmatch(r"\d{1,9}", f[6:]) or not lo <= int(f[6:]) <= hi:
+                        raise ValueError(f"line {lines[f'p{p + 1}']!r}: {f[:5]} must be a whole number in {lo}..{hi}")
+                    if f.startswith("calls="):
+                        ps[p, L.PS_CALLS] = int(f[6:])
+                        ps[p, L.PS_CALLS_BASE] = int(f[6:])
+                    else:
+                        ps[p, L.PS_TOTAL] = int(f[6:])
+                elif f in ("not_laid", "-"):
+                    ps[p, L.PS_LAID] = 0
                 else:
-                    raise ValueError(f"P{p + 1}: unknown flag {f!r} (laid, calls=N, total=N)")
+                    raise ValueError(f"line {lines[f'p{p + 1}']!r}: unknown flag {f!r} (laid, not laid, calls=N, total=N)")
         m = 0
         for val in tables:
             for owner_tok, body in re.findall(r"(P\d+)?\s*(?:four|three|run|set)?\s*\[([^\]]*)\]", val, re.I):
                 owner = _parse_seat(owner_tok) if owner_tok else 0
+                if not 0 <= owner < n:
+                    raise ValueError(f"line 'table: {val}': no seat {owner_tok} in a game of {n} players")
                 toks = body.split()
                 cards = parse_cards(toks)
                 take(cards, f"table meld {m + 1}")
@@ -807,7 +859,7 @@ class Game:
             st.disc_by[0, i] = -1
         gs[L.G_DISC_N] = len(pile)
         if pile:
-            by = _parse_seat(kv["discard_by"]) if "discard_by" in kv else (active - d) % n
+            by = seat("discard_by", (active - d) % n, allow_none=True)
             st.disc_by[0, len(pile) - 1] = by
         stock_toks = kv.get("stock", "rest").split()
         top = [t for t in stock_toks if t.lower() not in ("rest", "-")]
@@ -833,19 +885,37 @@ class Game:
         gs[L.G_PHASE] = L.PHASE_NAMES.index(phase)
         gs[L.G_TAKEN] = parse_cards([kv["taken"]])[0].type if "taken" in kv else -1
         gs[L.G_TAKEN_MUST] = 1 if kv.get("taken_must", "no").lower() in ("1", "yes", "true") else 0
-        gs[L.G_FREED] = int(kv.get("freed", 0))
+        gs[L.G_FREED] = number("freed", 0, 0, rules.n_jokers)
         gs[L.G_OWED] = parse_cards([kv["owed"]])[0].type if "owed" in kv else -1
-        gs[L.G_MANIPS] = int(kv.get("manipulations", 0))
-        gs[L.G_CALLER] = _parse_seat(kv["caller"]) if "caller" in kv else -1
+        gs[L.G_MANIPS] = number("manipulations", 0, 0, 1000)
+        gs[L.G_CALLER] = seat("caller", -1)
         gs[L.G_AFTER_ALLOW] = 1 if kv.get("after_allow", "no").lower() in ("1", "yes", "true") else 0
         gs[L.G_CALL_DONE] = 1 if (gs[L.G_AFTER_ALLOW] or phase == "play" or
                                    kv.get("call_done", "no").lower() in ("1", "yes", "true")) else 0
         if phase == "allow" and gs[L.G_CALLER] < 0:
             raise ValueError("phase 'allow' needs 'caller: Pn'")
-        gs[L.G_TO_ACT] = _parse_seat(kv["to_act"]) if ("to_act" in kv and phase == "call") else -1
+        gs[L.G_TO_ACT] = seat("to_act", -1) if phase == "call" else -1
+        for key in ("taken", "owed"):
+            if key in kv and len(kv[key].split()) != 1:
+                raise ValueError(f"line {lines[key]!r}: {key} is one card")
         core.resume(*st.arrays(), rv, 0)
         game._attach()
+        code = game.invariants(full_deck=any(t.lower() == "rest" for t in stock_toks))
+        if code:
+            raise ValueError(f"the position is not a consistent {rules.name} position (engine invariant "
+                             f"{_INV_NAMES.get(code, code)})")
+        if not game.terminal and not game.legal_mask().any():
+            raise ValueError("the position leaves the player to act no legal action")
         return game
+
+
+_TEXT_KEYS = frozenset({"round", "active", "current", "phase", "table", "discard", "discard_by", "stock", "players",
+                        "dealer", "hand", "last_hand", "to_act", "caller", "taken", "seed", "after_allow", "turn",
+                        "taken_must", "freed", "owed", "manipulations", "call_done"})
+_INV_NAMES = {core.INV_DECK_EXCEEDED: "deck exceeded", core.INV_CONSERVATION: "card conservation",
+              core.INV_MELD_ILLEGAL: "illegal table meld", core.INV_MELD_LAYOUT: "table meld layout",
+              core.INV_CALLS: "call count", core.INV_MASK_EMPTY: "no legal action", core.INV_NEGATIVE: "negative count",
+              core.INV_TURN_CAP: "turn cap", core.INV_MELD_OF_UNLAID: "a meld of a player not laid down"}
 
 
 def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
