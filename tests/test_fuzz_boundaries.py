@@ -61,7 +61,7 @@ BAD_IDS = [2557, 4.9, 4.0, b"9", 2 ** 63, -2 ** 63, 2 ** 70, float("nan"), float
            np.array([4]), 1j, object()]
 
 
-@pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
+@pytest.mark.parametrize("bad", BAD_IDS, ids=lambda x: "object()" if type(x) is object else repr(x))
 def test_bad_action_ids_are_illegal_actions_and_change_nothing(bad):
     game = _clubs_game().copy()
     if isinstance(bad, (int, np.integer)) and not isinstance(bad, (bool, np.bool_)) and 0 <= int(bad) < L.N_ACTIONS:
