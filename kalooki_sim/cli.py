@@ -56,8 +56,10 @@ _COUNT_MAX = 10**10
 
 
 def _positive_flag(value, flag: str) -> None:
-    if not 1 <= value <= _COUNT_MAX:
-        raise ValueError(f"{flag} must be a positive integer of at most {_COUNT_MAX:,}, got {value}")
+    if value < 1:
+        raise ValueError(f"{flag} must be a positive integer, got {value}")
+    if value > _COUNT_MAX:
+        raise ValueError(f"{flag} must be at most {_COUNT_MAX:,}, got {value}")
 
 
 def _seed_flag(value) -> None:

@@ -249,18 +249,14 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                 _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore,
                           hwin, rv, g)
                 return 0
-        elif a < A_MOVE:
-            m = (a - A_TACK) // N_TYPES
-            t = (a - A_TACK) % N_TYPES
-            v = _apply_tack(minfo, mcards, mas, rv, g, m, t)
+        elif a < A_MOVE or a >= A_TACK_LOW:              # a lay-off (A_TACK_LOW: a joker, low end)
+            low = a >= A_TACK_LOW
+            m = a - A_TACK_LOW if low else (a - A_TACK) // N_TYPES
+            t = JOKER if low else (a - A_TACK) % N_TYPES
+            v = _apply_tack(minfo, mcards, mas, rv, g, m, t, low)
             if gs[g, G_OPEN_DEBT] > 0:
                 gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
             hands[g, act, t] -= 1
-        elif a >= A_TACK_LOW:                            # a joker at the low end of run m
-            v = _apply_tack(minfo, mcards, mas, rv, g, a - A_TACK_LOW, JOKER, True)
-            if gs[g, G_OPEN_DEBT] > 0:
-                gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
-            hands[g, act, JOKER] -= 1
         elif a >= A_SHIFT:                               # table manipulation M1-M5
             c = _manip_apply(gs, hands, minfo, mcards, mas, g, act, a)
             gs[g, G_MANIPS] += 1

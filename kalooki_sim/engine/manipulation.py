@@ -18,15 +18,17 @@ from ..jit import njit
 from ..melds.positions import pos_type
 from ..rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN, R_END_TAKE_MAY_TAKE_JOKER,
-    R_GOING_OUT_REQUIRES_DISCARD, R_LAYOFF_MAX_PER_RUN_END_PER_TURN, R_LAYOFF_MAX_PER_RUN_PER_TURN,
+    R_GOING_OUT_REQUIRES_DISCARD,
     R_RUN_MIN_SIZE, R_TABLE_MANIPULATION, R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
 )
 from ..views import c_view
 from .common import _hand_count
-from .fit import _fit_err, _growth_ends, _load_meld, _may_layoff, _redeclare_set_jokers, _save_meld, meld_value_of
+from .fit import (
+    _fit_err, _growth_ends, _limit_err, _load_meld, _may_layoff, _redeclare_set_jokers, _save_meld, meld_value_of,
+)
 from .layout import (
     A_MOVE, A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TACK_LOW, A_TAKE_END, E_ACE_RULE,
-    E_BREAKS_MELD, E_GROWTH, E_KIND, E_LAYOFF_LIMIT, E_MANIP_CAP, E_NOT_IN_MELD, E_NOT_LAID, E_NOT_USABLE,
+    E_BREAKS_MELD, E_GROWTH, E_KIND, E_MANIP_CAP, E_NOT_IN_MELD, E_NOT_LAID, E_NOT_USABLE,
     E_NO_CARD, E_NO_FREE_POS, E_NO_MANIP, E_NO_MELD, E_TABLE_FULL, E_TAKE_JOKER, E_WRONG_SUIT, G_MANIPS,
     G_N_MELDS, JOKER, L_MAX, MANIP_MAX_PER_TURN, MELD_W, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ,
     MI_OWNER, MI_T_ALL, MI_T_HI, MI_T_LO, MK_RUN, MK_SET, M_MAX, NMI, N_TYPES, PLAN_MELDS, PS_LAID,
@@ -318,12 +320,9 @@ def _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a):
             t_add = JOKER if x & 1 else pos_type(minfo[g, m, MI_KEY], q_add)
             if hands[g, p, t_add] <= 0:
                 return E_NO_CARD
-            lim = rv[R_LAYOFF_MAX_PER_RUN_END_PER_TURN]
-            if lim >= 0 and (minfo[g, m, MI_T_HI] if side == 0 else minfo[g, m, MI_T_LO]) >= lim:
-                return E_LAYOFF_LIMIT
-            lim = rv[R_LAYOFF_MAX_PER_RUN_PER_TURN]
-            if lim >= 0 and minfo[g, m, MI_T_ALL] >= lim:
-                return E_LAYOFF_LIMIT
+            e = _limit_err(minfo, rv, g, m, side)        # M1 places a card at its end (A21)
+            if e != 0:
+                return e
         else:
             q_take = hi if x & 1 == 0 else lo
             if hi - lo < rmin:                           # rmin cards must remain
