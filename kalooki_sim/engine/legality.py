@@ -277,12 +277,11 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         if last_card_needs_discard and plan_n[g, k, 1] >= _hand_count(hands, g, p):
             return E_MUST_DISCARD
         return 0
-    if a < A_MOVE:                                       # tack t on m
-        return _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, (a - A_TACK) // N_TYPES,
-                         (a - A_TACK) % N_TYPES)
-    if a >= A_TACK_LOW:                                  # a joker at the low end of run m
-        e = _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, a - A_TACK_LOW, JOKER)
-        return e if e != 0 else _low_joker_err(minfo, mcards, rv, g, a - A_TACK_LOW)
+    if a < A_MOVE or a >= A_TACK_LOW:                    # tack t on m (A_TACK_LOW: a joker, low end)
+        low = a >= A_TACK_LOW
+        m = a - A_TACK_LOW if low else (a - A_TACK) // N_TYPES
+        e = _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, JOKER if low else (a - A_TACK) % N_TYPES)
+        return e if e != 0 or not low else _low_joker_err(minfo, mcards, rv, g, m)
     if a >= A_SHIFT:                                     # table manipulation M1-M5
         return _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a)
     if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
