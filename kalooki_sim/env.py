@@ -15,7 +15,7 @@ the next game when one ends) and writes, still compiled, that decision's observa
 
 The kernel also lists every row's legal ids, ``legal_ids`` (int16[B, N_ACTIONS], the first
 ``n_legal[b]`` of row ``b`` in increasing order): a decision has a handful of legal actions among
-3730, so a learner that samples or scores candidates (a random learner, DouZero-style scoring)
+3762, so a learner that samples or scores candidates (a random learner, DouZero-style scoring)
 reads a few numbers instead of scanning the mask in Python.
 
 The arrays are the environment's own buffers, overwritten by the next call (copy to keep them);

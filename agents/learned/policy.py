@@ -11,7 +11,7 @@ scoring of candidate actions (one forward pass per legal action, with an action 
   the engine ranks (``A_LAY + k``), a discard or a tack names a card type (and a table meld), so
   the head's rows specialise by card and meld slot, and most decisions have a handful of legal
   actions, which the mask leaves;
-* the cost is the last layer (``hidden x 3730`` weights, about 1 M at 256 units), small on a CPU,
+* the cost is the last layer (``hidden x 3762`` weights, about 1 M at 256 units), small on a CPU,
   and a candidate-scoring net would pay one pass per legal action (tens in a play phase).
 The price: actions that are rare (manipulations M1-M5, far meld slots) get few gradient updates.
 
@@ -142,7 +142,7 @@ class LearnedPolicy:
         obs = obs if obs.flags.writeable else obs.copy()
         legal = legal if legal.flags.writeable else legal.copy()
         logits, _ = self.net(torch.from_numpy(obs), torch.from_numpy(legal))
-        # only the legal entries are scored (a handful of the 3730 per row): Gumbel noise on all
+        # only the legal entries are scored (a handful of the 3762 per row): Gumbel noise on all
         # of them cost more than the network's forward pass
         B, A = legal.shape
         flat = np.flatnonzero(legal)
