@@ -27,10 +27,11 @@ from kalooki_sim import load_rules
 from kalooki_sim.cards import JOKER, parse_cards, type_text
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.game import Game
-from kalooki_sim.engine.turn_reference import (
-    A_TACK_LOW, Report, TurnModel, action_texts, check_game, check_position, compare_legal, compare_state,
-    engine_plan_records, pos_type, position_text,
+from kalooki_sim.engine.turn_comparison import (
+    Report, action_texts, check_game, check_position, compare_legal, compare_state, engine_plan_records,
+    position_text,
 )
+from kalooki_sim.engine.turn_reference import A_TACK_LOW, TurnModel, pos_type
 
 POINTS_PRESETS = ("k40", "k51", "k101", "na15", "american")
 # every house overlay on the base game, and those that change a turn on the A43 variants too
