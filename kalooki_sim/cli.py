@@ -117,9 +117,6 @@ def cmd_simulate(args) -> int:
             raise ValueError("--record cannot record learned agents (checkpoints) yet: replays are re-played "
                              "by the compiled agents")
         _, record_ids, record_params = lineup(agents)      # checked before the simulation runs
-    if args.record and points:
-        raise ValueError(f"--record cannot record {args.variant} matches yet (replays hold single hands or "
-                         "Caribbean matches); record single hands with --hands")
     out = args.out or f"runs/{args.variant}__{mode}__seed{args.seed}"
     cfg = SimulationConfig(variant=args.variant, players=args.players, agents=agents, games=games,
                            mode=mode, seed=args.seed, shard_size=args.shard_size, out=out,
@@ -139,7 +136,8 @@ def cmd_simulate(args) -> int:
         ids = range(min(args.record, games))
         path = Path(run.path) / "replays.jsonl"
         record_games(load_rules(args.variant), args.players, list(record_ids), args.seed, ids, mode=mode, path=path,
-                     params=record_params, strategies=agents)
+                     params=record_params, strategies=agents, hands_per_game=args.hands_per_match,
+                     max_hands=args.max_hands, buy_back=args.buy_back)
         print(f"replays: {path} ({len(ids)} games; view with `kalooki replay {path}`)")
     return 0
 

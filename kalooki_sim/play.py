@@ -7,15 +7,15 @@ game like the person's, and at its turns the session encodes the seat's observat
 The game is the engine's ``Game`` on the one compiled loop, with the person's seat ``external``:
 the loop stops before every decision, a bot's seat is asked ``game.agent_action()`` (its own
 random stream, exactly as the closed loop plays it) and the person's seat is asked on ``input``.
-When the game can be recorded (every single hand; Caribbean matches: ``replay.open_table``) each
-applied action also goes through ``replay.Table.play``, so the saved file is the replay format
-that ``kalooki replay FILE --check`` validates, built by the same code as every other replay.
+Every game is recorded as it is played (``replay.open_table``): each applied action goes through
+``replay.Table.play``, so the saved file is the replay format that ``kalooki replay FILE --check``
+validates, built by the same code as every other replay.
 
 Pure helpers (``hand_text``, ``parse_command``, ``move_phrase``, ``render_position``) are separate
 from the session (``PlaySession``) so they are testable without a terminal; ``play_game`` is what
-the command runs.  Seats are 0-based in code and shown as P1..Pn (the engine's seats: in an
-elimination match they are renumbered when a player is out); table melds are numbered from 1 as
-``str(Game)`` numbers them.
+the command runs.  Seats are 0-based in code and shown as P1..Pn during a hand (the engine's seats:
+in an elimination match they are renumbered when a player is out); hand and match results name
+the players.  Table melds are numbered from 1 as ``str(Game)`` numbers them.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from .cards import type_text
 from .engine import layout as L
 from .engine.errors import IllegalActionError
 from .engine.game import Game
-from .engine.match_flow import SP_REAL
 from .replay import open_table, write_replay
 from .rollout import match_length
 from .rules import Rules, load_rules
@@ -145,7 +144,7 @@ def _contract_text(rules: Rules, rnd: int) -> str:
 
 def _real(game: Game, seat: int) -> int:
     """The real player (index of the lineup) in engine seat ``seat``."""
-    return int(game._loop.sp[0, SP_REAL, seat])
+    return game.seat_players[seat]
 
 
 def render_position(game: Game, me: int, names, menu_texts=None, hands_total: int | None = None) -> str:
@@ -231,21 +230,27 @@ def menu_text(texts) -> str:
 class GamePlan:
     mode: str             # replay mode: "hands" (one hand) or "matches"
     n_hands: int          # hands of the match (the cap of an elimination match)
-    recordable: bool      # the replay format holds this game
+    elimination: bool     # played to elimination (``n_hands`` is a cap)
+
+    def length(self) -> dict:
+        """The match length as ``replay.open_table`` takes it."""
+        if self.mode == "hands":
+            return {}
+        return {"max_hands": self.n_hands} if self.elimination else {"hands_per_game": self.n_hands}
 
 
 def plan_game(rules: Rules, hands: int | None) -> GamePlan:
-    """How a game of ``hands`` hands (``None``: a whole match) is played and whether it can be
-    saved: Caribbean matches and single hands of any variant can; the replay format does not
-    yet hold several hands of the points variants (eliminations renumber the seats)."""
+    """How a game of ``hands`` hands (``None``: a whole match) is played: Caribbean always as a
+    match; the points variants one hand alone for ``hands = 1``, else a match (to elimination,
+    capped at ``hands``, in the Kalooki 40 family)."""
     if hands is not None and hands < 1:
         raise ValueError(f"--hands must be a positive integer, got {hands}")
     if rules.match_mode == "fixed_hands_low_total":
-        return GamePlan("matches", match_length(rules, "matches", hands), True)
+        return GamePlan("matches", match_length(rules, "matches", hands), False)
     if hands == 1:
-        return GamePlan("hands", 1, True)
+        return GamePlan("hands", 1, False)
     if rules.match_mode == "elimination_pool":
-        return GamePlan("matches", match_length(rules, "matches", None, hands), False)
+        return GamePlan("matches", match_length(rules, "matches", None, hands), True)
     return GamePlan("matches", match_length(rules, "matches", hands), False)
 
 
@@ -288,19 +293,10 @@ class PlaySession:
         seats.insert(seat, EXTERNAL)
         params = np.insert(pm, seat, 0.0, axis=0)
         self.plan = plan_game(self.rules, hands)
-        if save is not None and not self.plan.recordable:
-            raise ValueError(f"--save: {self.rules.name} games of several hands cannot be saved yet (the replay "
-                             "format holds single hands and Caribbean matches); play --hands 1 to save")
         self.save = save
-        self.events: list[dict] = []
-        if self.plan.recordable:
-            self.table, self.events = open_table(self.rules, n, seats, seed, 0, self.plan.mode, params=params,
-                                                 hands_per_game=self.plan.n_hands)
-            self.game = self.table.game
-        else:
-            self.table = None
-            self.game = Game(self.rules, n_players=n, seed=int(seed), game_id=0, n_hands=self.plan.n_hands,
-                             agents=seats, params=params)
+        self.table, self.events = open_table(self.rules, n, seats, seed, 0, self.plan.mode, params=params,
+                                             **self.plan.length())
+        self.game = self.table.game
         self.inp, self.out = input, output
         self._deal_key = None
 
@@ -320,30 +316,36 @@ class PlaySession:
             return
         self._deal_key = key
         rnd = g._gs(L.G_ROUND)
-        me = int(np.flatnonzero(g._loop.sp[0, SP_REAL, :g.n_players] == self.seat)[0])
+        me = g.seat_players.index(self.seat)
         redeal = " (redeal after a void deal)" if g._gs(L.G_VOIDS) else ""
         self.say(f"\n--- hand {key[0] + 1}, round {rnd + 1}: {_contract_text(self.rules, rnd)}; "
                  f"dealer {_seat(g._gs(L.G_DEALER))}; you are {_seat(me)}{redeal}")
-        self.say("    seats: " + ", ".join(f"{_seat(p)} {'you' if _real(g, p) == self.seat else self.names[_real(g, p)]}"
-                                          for p in range(g.n_players)))
+        self.say("    seats: " + ", ".join(
+            f"{_seat(i)} " + ("you" if p == self.seat else self.names[p] if p == i else self._player(p))
+            for i, p in enumerate(g.seat_players)))
 
-    def _hand_over(self, done_before: int, event: dict | None) -> None:
-        g = self.game
-        scores = g.hand_scores
-        if g._gs(L.G_HANDS_DONE) <= done_before or not scores:
+    def _player(self, real: int) -> str:
+        """A real player as hand and match results name him: his place in the lineup (the seat
+        he had in the first hand) and his agent."""
+        return "you" if real == self.seat else f"{_seat(real)} ({self.names[real]})"
+
+    def _hand_over(self, event: dict | None) -> None:
+        """The result of the hand an action ended (its ``hand_end`` event, by real player)."""
+        if event is None:
             return
-        pens = scores[-1]
-        if event is not None:
-            w = event["winner"]
-            how = (f"{_seat(w)} went out" if event["end"] == "went_out" else
-                   {"turn_cap": "turn limit reached", "void_cap": "stock exhausted"}.get(event["end"], event["end"]))
-            mult = f" (penalties x{event['multiplier']})" if event["multiplier"] != 1 else ""
-            self.say(f"--- hand {event['hand_no'] + 1} over: {how} after {event['turns']} turns{mult}")
-            for p, left in enumerate(event["left"]):
-                self.say(f"    {_seat(p)} {pens[p]:>4}  {' '.join(left) or '-'}")
-        else:
-            self.say("--- hand over: penalties " + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(pens)))
-        self.say("    totals: " + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(g.totals)))
+        w = event["winner"]
+        how = (f"{self._player(w)} went out" if event["end"] == "went_out" else
+               {"turn_cap": "turn limit reached", "void_cap": "stock exhausted"}.get(event["end"], event["end"]))
+        mult = f" (penalties x{event['multiplier']})" if event["multiplier"] != 1 else ""
+        self.say(f"--- hand {event['hand_no'] + 1} over: {how} after {event['turns']} turns{mult}")
+        width = max(len(self._player(p)) for p in range(len(self.names)))
+        for p, (pen, left) in enumerate(zip(event["penalties"], event["left"])):
+            if pen is not None:
+                self.say(f"    {self._player(p):<{width}} {pen:>4}  {' '.join(left) or '-'}")
+        self.say("    totals: " + ", ".join(f"{self._player(p)} {x}" for p, x in enumerate(event["totals"])))
+        for p, status in enumerate(event.get("sheet", {}).get("status", ())):
+            if status not in ("in", "out"):
+                self.say(f"    {self._player(p)}: {status.replace('_', ' ')}")
 
     # ---- the person's decision
     def _ask(self) -> int | None:
@@ -408,10 +410,7 @@ class PlaySession:
 
     # ---- the game
     def _apply(self, a: int) -> dict | None:
-        """Apply ``a``; the hand_end event it produced (when recording), else ``None``."""
-        if self.table is None:
-            self.game.apply(a)
-            return None
+        """Apply ``a``; the hand_end event it produced, else ``None``."""
         evs = self.table.play(a)
         self.events += evs
         return next((e for e in evs if e["type"] == "hand_end"), None)
@@ -448,7 +447,7 @@ class PlaySession:
                 self.say(line)
             else:
                 self.say(f"  {self._name(seat)} {move_phrase(text, top)}")
-            self._hand_over(done, ended)
+            self._hand_over(ended)
         self._match_over()
         if self.save is not None:
             write_replay(self.save, self.events)
@@ -458,9 +457,12 @@ class PlaySession:
     def _match_over(self) -> None:
         g = self.game
         w = g.winners()
-        names = ", ".join(f"{_seat(p)} ({self.names[p]})" for p in w) or "none (the hand cap was reached)"
-        self.say(f"=== game over after {g._gs(L.G_HANDS_DONE)} hand(s): totals "
-                 + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(g.totals)) + f"; winner(s): {names}")
+        names = ", ".join(self._player(p) for p in w) or "none (the hand cap was reached)"
+        end = self.events[-1]
+        money = ("; money " + ", ".join(f"{self._player(p)} {x:+d}" for p, x in enumerate(end["money"]))
+                 if "money" in end else "")
+        self.say(f"=== game over after {end['hands']} hand(s): totals "
+                 + ", ".join(f"{self._player(p)} {x}" for p, x in enumerate(end["totals"])) + f"{money}; winner(s): {names}")
         if self.seat in w:
             self.say("you win" + (" (shared)" if len(w) > 1 else "") + "!")
 

@@ -36,14 +36,19 @@ from .engine import layout as L
 from .engine.game import Game, _meld_tokens, action_text, parse_action
 from .rules import Rules, load_rules
 from .match import penalty_multiplier
+from .rollout import buy_back_flags, match_length
 from .rulevec import R_N_ROUNDS, R_PENALTY
 
 __all__ = ["FORMAT", "ReplayError", "ReplayDriftError", "record_games", "render_replay",
            "validate_replay", "read_replay", "Table", "open_table", "write_replay"]
 
-FORMAT = 1
+FORMAT = 2
 """Version of the JSON-lines format, written as ``format`` in every ``game`` header.  Bump it on
 any change a reader could notice (a field renamed, removed or with another meaning)."""
+READABLE_FORMATS = (1, 2)
+"""Formats ``validate_replay`` reads.  Format 2 added the points-variant matches (seats numbered by
+real player, ``null`` for a player out, the score sheet); a format-1 file (single hands and
+Caribbean matches) has exactly the events format 2 writes for the same games."""
 
 END_NAMES = {L.EV_WENT_OUT: "went_out", L.EV_TURN_CAP: "turn_cap", L.EV_VOID_CAP: "void_cap",
              L.EV_VOID: "void_redeal", L.EV_KALOOKI: "kalooki"}
@@ -100,7 +105,7 @@ class _Table:
     """
 
     def __init__(self, rules: Rules, n_players: int, seed: int, game_id: int, mode: str, n_hands: int,
-                 agents=None, params=None):
+                 agents=None, params=None, buy_back="always"):
         if mode not in ("hands", "matches"):
             raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
         self.mode = mode
@@ -110,7 +115,7 @@ class _Table:
         first = self.game_id % int(rv[R_N_ROUNDS]) if mode == "hands" else None
         self.game = Game(rules, n_players=n_players, seed=int(seed), game_id=int(game_id),
                          n_hands=1 if mode == "hands" else int(n_hands), first_hand=first, agents=agents,
-                         params=params)
+                         params=params, buy_back=buy_back)
         st = self.game.state
         self.rules = self.game.rules
         self.n = int(n_players)
@@ -118,6 +123,8 @@ class _Table:
         self.steps = 0
         self.resh0 = int(st.gs[0, L.G_TOTAL_RESHUFFLES])
         self.voids0 = int(st.gs[0, L.G_TOTAL_VOIDS])
+        # points-variant matches carry the score sheet (units, buy-backs, the pool) in their events
+        self.points = mode == "matches" and rules.match_mode != "fixed_hands_low_total"
 
     def gs(self, k: int) -> int:
         return int(self.game.state.gs[0, k])
@@ -127,7 +134,15 @@ class _Table:
         return self.gs(L.G_TERMINAL) != 0
 
     def _totals(self) -> list[int]:
-        return [int(x) for x in self.game.state.ps[0, :self.n, L.PS_TOTAL]]
+        return self.game.sheet()["totals"]
+
+    def _per_player(self, real: list[int], values) -> list:
+        """Per-engine-seat ``values`` of a hand as a list over the real players (``None`` for a
+        player not dealt in: out of an elimination match)."""
+        out: list = [None] * self.n
+        for i, p in enumerate(real):
+            out[p] = values[i]
+        return out
 
     def _top(self):
         nd = self.gs(L.G_DISC_N)
@@ -142,11 +157,12 @@ class _Table:
         else:                                    # points variants: {"opening_min_points": N}
             contract = {"opening_min_points": int(self.rules.opening_min_points or 0)}
         nd = self.gs(L.G_DISC_N)
+        real = self.game.seat_players
         return {
             "type": "deal", "game_id": self.game_id, "hand_no": self.gs(L.G_HAND_NO), "round": rnd + 1,
-            "redeal": self.gs(L.G_VOIDS), "dealer": self.gs(L.G_DEALER), "active": self.gs(L.G_ACTIVE),
-            "contract": contract,
-            "hands": [_cards(st.hands[0, p]) for p in range(self.n)],
+            "redeal": self.gs(L.G_VOIDS), "dealer": real[self.gs(L.G_DEALER)],
+            "active": real[self.gs(L.G_ACTIVE)], "contract": contract,
+            "hands": self._per_player(real, [_cards(st.hands[0, i]) for i in range(len(real))]),
             "upcard": type_text(int(st.disc[0, 0])) if nd > 0 else None,
             "stock": self.gs(L.G_STOCK_N), "totals": self._totals(),
         }
@@ -158,7 +174,16 @@ class _Table:
             w = self.game.winners()
             ev["winners"] = w
             ev["win_share"] = [1.0 / len(w) if p in w else 0.0 for p in range(self.n)]
+        if self.points:
+            sh = self.game.sheet()
+            ev.update(money=sh["money"], units=sh["units"], buy_backs=sh["buy_backs"],
+                      eliminated=[not x for x in sh["in"]], pool=sh["pool"], finished=sh["finished"])
         return ev
+
+    def _sheet_event(self) -> dict:
+        """What the hand just settled did on the score sheet of a points-variant match."""
+        sh = self.game.sheet()
+        return {k: sh[k] for k in ("penalty", "payment", "status", "units", "buy_backs", "pool")}
 
     def _meld_after(self, a: int) -> tuple[list[str], list[str] | None]:
         """Tokens of the table meld a tack, joker move or manipulation changes, as it lies after
@@ -178,12 +203,13 @@ class _Table:
         """Apply action ``a`` (already known to be legal) and return the events it produces."""
         st, rv, g = self.game.state, self.game.rv, self.game
         a = int(a)
+        real = self.game.seat_players            # this hand's seats (the next deal may reseat them)
         seat, active = self.gs(L.G_TO_ACT), self.gs(L.G_ACTIVE)
         phase = self.gs(L.G_PHASE)
         turn, hno, rnd, dealer = self.gs(L.G_TURN), self.gs(L.G_HAND_NO), self.gs(L.G_ROUND), self.gs(L.G_DEALER)
         caller = self.gs(L.G_CALLER)
         hd, resh = self.gs(L.G_HANDS_DONE), self.gs(L.G_TOTAL_RESHUFFLES)
-        pre = st.hands[0, :self.n].astype(np.int64)
+        pre = st.hands[0, :len(real)].astype(np.int64)
         top = self._top()
         text = action_text(st, 0, a)              # before the step: lay-down texts name the plan
         meld = self._meld_after(a) if _changed_meld(a) >= 0 else None
@@ -192,7 +218,7 @@ class _Table:
         ended = self.gs(L.G_HANDS_DONE) > hd
         voided = not ended and self.gs(L.G_LAST_EVENT) == L.EV_VOID
         ev = {"type": "action", "game_id": self.game_id, "hand_no": hno, "step": self.steps - 1,
-              "turn": turn, "seat": seat, "active": active, "phase": L.PHASE_NAMES[phase],
+              "turn": turn, "seat": real[seat], "active": real[active], "phase": L.PHASE_NAMES[phase],
               "action": a, "text": text, "top": top}
         out = [ev]
         if ended or voided:
@@ -207,14 +233,14 @@ class _Table:
                 left[seat, a - L.A_DISCARD] -= 1
             post_actor = left[seat]
         else:
-            post = st.hands[0, :self.n].astype(np.int64)
+            post = st.hands[0, :len(real)].astype(np.int64)
             post_actor = post[seat]
         if a in (L.A_DRAW_STOCK, L.A_DRAW_DISCARD, L.A_DENY):
             ev["drawn"] = [] if (ended or voided) else _cards(np.maximum(post[seat] - pre[seat], 0))
         if a == L.A_ALLOW:
             got = np.maximum(post[caller] - pre[caller], 0)
             got[parse_card(top).type] -= 1                 # the called card is listed first
-            ev["caller"] = caller
+            ev["caller"] = real[caller]
             ev["caller_drew"] = [top] + _cards(got)
             ev["caller_hand_size"] = int(post[caller].sum())
         if meld is not None:
@@ -228,20 +254,23 @@ class _Table:
             ev["end"] = END_NAMES[self.gs(L.G_LAST_EVENT)]
         if ended:
             mult = int(penalty_multiplier(rv, self.gs(L.G_HAND_HOW)))
-            pens = [int(x) for x in st.hscore[0, hs, :self.n]]
-            expect = [0 if p == winner else int(left[p] @ self.pentab) * mult for p in range(self.n)]
+            pens = [int(x) for x in st.hscore[0, hs, :len(real)]]
+            expect = [0 if p == winner else int(left[p] @ self.pentab) * mult for p in range(len(real))]
             if pens != expect:
                 raise RuntimeError(f"internal: game {self.game_id} hand {hno}: engine penalties {pens} "
                                    f"but the cards left give {expect}")
-            out.append({
+            hand_end = {
                 "type": "hand_end", "game_id": self.game_id, "hand_no": hno, "round": rnd + 1,
-                "dealer": dealer, "end": END_NAMES[self.gs(L.G_LAST_EVENT)],
-                "winner": winner if winner >= 0 else None, "multiplier": mult, "turns": turn + 1,
+                "dealer": real[dealer], "end": END_NAMES[self.gs(L.G_LAST_EVENT)],
+                "winner": real[winner] if winner >= 0 else None, "multiplier": mult, "turns": turn + 1,
                 "reshuffles": self.gs(L.G_TOTAL_RESHUFFLES) - self.resh0,
                 "voids": self.gs(L.G_TOTAL_VOIDS) - self.voids0,
-                "left": [_cards(left[p]) for p in range(self.n)], "penalties": pens,
-                "totals": self._totals(),
-            })
+                "left": self._per_player(real, [_cards(left[i]) for i in range(len(real))]),
+                "penalties": self._per_player(real, pens), "totals": self._totals(),
+            }
+            if self.points:
+                hand_end["sheet"] = self._sheet_event()
+            out.append(hand_end)
             self.resh0 = self.gs(L.G_TOTAL_RESHUFFLES)
             self.voids0 = self.gs(L.G_TOTAL_VOIDS)
         if self.terminal:
@@ -260,22 +289,30 @@ Table = _Table
 # recording
 
 
-def _header(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, dealer) -> dict:
-    return {
+def _header(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, dealer, wants) -> dict:
+    hdr = {
         "type": "game", "format": FORMAT, "variant": rules.name, "rules_digest": rules.digest(),
         "seed": int(seed), "game_id": int(game_id), "mode": mode, "players": int(n_players),
         "agents": [policy_name(int(p)) for p in pol], "params": [[float(x) for x in row] for row in pm],
         "hands": int(n_hands), "dealer": int(dealer), "rules": rules.to_dict(),
     }
+    if _buys_back(rules, mode):
+        hdr["buy_back"] = [bool(x) for x in wants[:n_players]]
+    return hdr
 
 
-def _record_one(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, max_steps) -> list[dict]:
+def _buys_back(rules: Rules, mode: str) -> bool:
+    """Does a game of ``mode`` under ``rules`` need the players' buy-back choices (header ``buy_back``)?"""
+    return mode == "matches" and rules.match_mode == "elimination_pool"
+
+
+def _record_one(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, max_steps, wants) -> list[dict]:
     """Play one game on the loop, every decision the seat's compiled agent's, into events."""
-    t, events = open_table(rules, n_players, list(pol), seed, game_id, mode, params=pm, hands_per_game=n_hands)
+    t, events = _open(rules, n_players, pol, pm, seed, game_id, mode, n_hands, wants)
     for _ in range(max_steps):
         if t.terminal:
             break
-        seat = t.gs(L.G_TO_ACT)
+        seat = t.game.seat_players[t.gs(L.G_TO_ACT)]
         a = t.game.agent_action()
         if not 0 <= a < L.N_ACTIONS or not t.game.legal_mask()[a]:
             raise RuntimeError(f"game {game_id}: {_seat(seat)} ({policy_name(int(pol[seat]))}) chose "
@@ -287,42 +324,58 @@ def _record_one(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, 
     return events
 
 
-def _check_drift(rules, n_players, pol, pm, seed, game_id, mode, n_hands, events) -> None:
+def _check_drift(rules, n_players, pol, pm, seed, game_id, mode, n_hands, events, wants) -> None:
     """Raise ``ReplayDriftError`` unless the recorded hands are exactly what ``simulate`` reports."""
     from .rollout import simulate
 
+    elim = rules.match_mode == "elimination_pool"
     out = simulate(rules, n_players, list(pol), pm, 1, seed, mode=mode, first_game_id=game_id,
-                   hands_per_game=None if mode == "hands" else n_hands)
+                   hands_per_game=None if mode == "hands" or elim else n_hands,
+                   max_hands=n_hands if mode == "matches" and elim else None, buy_back=wants)
     rows, mrows = out if isinstance(out, tuple) else (out, None)
     ends = [e for e in events if e["type"] == "hand_end"]
-    n = n_players
     problems = []
-    if len(rows["seat"]) != len(ends) * n:
-        problems.append(f"{len(rows['seat']) // n} hands in simulate, {len(ends)} recorded")
+    # simulate has one row per (hand, player dealt in), in player order
+    row_hands = [int(h) for h in np.unique(rows["hand_no"])]
+    if row_hands != [e["hand_no"] for e in ends]:
+        problems.append(f"hands {row_hands} in simulate, {[e['hand_no'] for e in ends]} recorded")
     else:
-        for i, e in enumerate(ends):
-            sl = slice(i * n, (i + 1) * n)
+        for e in ends:
+            sl = np.flatnonzero(rows["hand_no"] == e["hand_no"])
+            dealt = [int(p) for p in rows["seat"][sl]]
             sim = {
-                "hand_no": int(rows["hand_no"][sl][0]), "dealer": int(rows["dealer"][sl][0]),
+                "dealt in": dealt, "dealer": int(rows["dealer"][sl][0]),
                 "turns": int(rows["turns"][sl][0]), "reshuffles": int(rows["reshuffles"][sl][0]),
                 "voids": int(rows["voids"][sl][0]), "end": int(rows["end_event"][sl][0]),
                 "penalties": [int(x) for x in rows["penalty"][sl]],
                 "won": [int(x) for x in rows["won"][sl]],
             }
             rec = {
-                "hand_no": e["hand_no"], "dealer": e["dealer"], "turns": e["turns"],
+                "dealt in": [p for p, x in enumerate(e["penalties"]) if x is not None],
+                "dealer": e["dealer"], "turns": e["turns"],
                 "reshuffles": e["reshuffles"], "voids": e["voids"], "end": _END_CODES[e["end"]],
-                "penalties": e["penalties"], "won": [1 if e["winner"] == p else 0 for p in range(n)],
+                "penalties": [x for x in e["penalties"] if x is not None],
+                "won": [1 if e["winner"] == p else 0 for p in dealt],
             }
+            if "sheet" in e:
+                sim["payments"] = [int(x) for x in rows["payment"][sl]]
+                rec["payments"] = [e["sheet"]["payment"][p] for p in dealt]
             for k in sim:
                 if sim[k] != rec[k]:
                     problems.append(f"hand {e['hand_no']}: {k} simulate {sim[k]} vs replay {rec[k]}")
     if mrows is not None:
         end = events[-1]
-        tot = [int(x) for x in mrows["total"]]
+        sim = {"totals": [int(x) for x in mrows["total"]]}
+        rec = {"totals": end["totals"]}
+        if "money" in end:
+            for col, key in (("money", "money"), ("units", "units"), ("buy_backs", "buy_backs"),
+                             ("eliminated", "eliminated")):
+                sim[key] = [int(x) for x in mrows[col]]
+                rec[key] = [int(x) for x in end[key]]
+        for k in sim:
+            if sim[k] != rec[k]:
+                problems.append(f"{k} simulate {sim[k]} vs replay {rec[k]}")
         share = [float(x) for x in mrows["match_win_share"]]
-        if tot != end["totals"]:
-            problems.append(f"totals simulate {tot} vs replay {end['totals']}")
         if not np.allclose(share, end["win_share"]):
             problems.append(f"match win shares simulate {share} vs replay {end['win_share']}")
     if problems:
@@ -332,56 +385,49 @@ def _check_drift(rules, n_players, pol, pm, seed, game_id, mode, n_hands, events
 
 def record_games(rules, n_players: int, seat_policies, seed: int, game_ids: Iterable[int],
                  mode: str = "hands", path=None, *, params=None, hands_per_game: int | None = None,
-                 max_steps: int | None = None, strategies=None) -> list[dict]:
+                 max_hands: int | None = None, buy_back="always", max_steps: int | None = None,
+                 strategies=None) -> list[dict]:
     """Record games ``game_ids`` as ``rollout.simulate`` plays them; return the events (dicts).
 
     ``rules``: a ``Rules`` or a variant name; ``seat_policies``: policy names or ids, one per seat;
     ``params``: as for ``simulate`` (``None`` = defaults).  ``mode`` "hands" plays the hand of round
-    ``game_id % n_rounds + 1``; "matches" a whole match of ``hands_per_game`` (default: the rules'
-    ``n_hands``) hands.  With ``path`` the events are also written there as JSON lines
+    ``game_id % n_rounds + 1``; "matches" a whole match: ``hands_per_game`` hands (default: the
+    rules' ``n_hands``), or in an elimination match (K40, K51, K101) hands until one player is left,
+    capped at ``max_hands``, each player buying back per ``buy_back`` (as ``simulate``).  With ``path`` the events are also written there as JSON lines
     (``docs/replay-format.md``).  Raises ``ReplayDriftError`` if a recorded game differs in any
     per-hand result from ``simulate`` for the same game id.  ``strategies``: the named strategies
     the seats play (``strategies.lineup`` gives their agents and parameter rows), written in each
     ``game`` header as ``"strategies"`` so a reader sees the names, not only the base agents.
     """
-    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game)
+    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game,
+                                                  max_hands)
+    wants = _wants(buy_back, n_players)                 # checked before anything is played
     if max_steps is None:
         max_steps = _default_max_steps(rules, n_hands, n_players)
     events: list[dict] = []
     for gid in game_ids:
-        ev = _record_one(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, int(max_steps))
+        ev = _record_one(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, int(max_steps), wants)
         if strategies is not None:
             ev[0]["strategies"] = [str(x) for x in strategies]
-        _check_drift(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, ev)
+        _check_drift(rules, n_players, pol, pm, int(seed), int(gid), mode, n_hands, ev, wants)
         events += ev
     if path is not None:
         write_replay(path, events)
     return events
 
 
-def _recordable_hands(rules: Rules, mode: str, hands_per_game) -> int:
-    """Hands a recorded game of ``mode`` plays; ``ValueError`` for games the format cannot hold."""
-    if mode == "hands":
-        if hands_per_game not in (None, 1):
-            raise ValueError("mode 'hands' plays exactly one hand per game")
-        return 1
-    if mode == "matches":
-        if rules.match_mode != "fixed_hands_low_total":
-            raise ValueError(f"record_games records single hands or Caribbean matches; {rules.name} matches "
-                             "cannot be recorded yet (the format numbers seats per hand, and eliminations renumber them): "
-                             "use mode='hands'")
-        return int(hands_per_game) if hands_per_game is not None else int(rules.n_hands)
-    raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
-
-
-def _seating(rules, n_players, seat_policies, params, mode, hands_per_game):
-    """(rules, n_players, policy ids, parameter matrix, hands) of a game to record, checked."""
+def _seating(rules, n_players, seat_policies, params, mode, hands_per_game, max_hands=None):
+    """(rules, n_players, policy ids, parameter matrix, hands) of a game to record, checked; the
+    hands are the match's length (``rollout.match_length``: the cap of an elimination match)."""
     rules = _rules(rules)
     n_players = int(n_players)
+    if mode not in ("hands", "matches"):
+        raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
     if len(seat_policies) != n_players:
         raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
     pol = np.array([policy_id(p) for p in seat_policies], dtype=np.int64)
-    return rules, n_players, pol, params_matrix(list(pol), params), _recordable_hands(rules, mode, hands_per_game)
+    n_hands = match_length(rules, mode, hands_per_game, max_hands)
+    return rules, n_players, pol, params_matrix(list(pol), params), n_hands
 
 
 def write_replay(path, events) -> None:
@@ -394,16 +440,30 @@ def write_replay(path, events) -> None:
 
 
 def open_table(rules, n_players: int, seat_policies, seed: int, game_id: int = 0, mode: str = "hands",
-               params=None, hands_per_game: int | None = None) -> tuple[_Table, list[dict]]:
+               params=None, hands_per_game: int | None = None, max_hands: int | None = None,
+               buy_back="always") -> tuple[_Table, list[dict]]:
     """Start one recordable game to be stepped from outside; return the table and its first events
     (the ``game`` header and the first ``deal``).
 
     ``seat_policies``: ids or names per seat, ``"external"`` (-1) for a seat decided outside (a
     person); the header names it ``"external"``.  Feed every decision to ``table.play(a)`` and
-    append the events it returns: the result is a file ``validate_replay`` accepts."""
-    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game)
-    t = _Table(rules, n_players, seed, game_id, mode, n_hands, agents=list(pol), params=pm)
-    return t, [_header(rules, n_players, pol, pm, seed, game_id, mode, n_hands, t.gs(L.G_DEALER)), t.deal_event()]
+    append the events it returns: the result is a file ``validate_replay`` accepts.  ``max_hands``
+    and ``buy_back``: an elimination match's cap and buy-back choices (as ``record_games``)."""
+    rules, n_players, pol, pm, n_hands = _seating(rules, n_players, seat_policies, params, mode, hands_per_game,
+                                                  max_hands)
+    return _open(rules, n_players, pol, pm, seed, game_id, mode, n_hands, _wants(buy_back, n_players))
+
+
+def _wants(buy_back, n_players: int) -> list[bool]:
+    """One buy-back choice per player ("always", "never", a bool or one bool per player)."""
+    return [bool(x) for x in buy_back_flags(buy_back, n_players)[:n_players]]
+
+
+def _open(rules: Rules, n_players, pol, pm, seed, game_id, mode, n_hands, wants) -> tuple[_Table, list[dict]]:
+    """``open_table`` on checked arguments (``wants``: a buy-back flag per player)."""
+    t = _Table(rules, n_players, seed, game_id, mode, n_hands, agents=list(pol), params=pm, buy_back=wants)
+    dealer = t.game.seat_players[t.gs(L.G_DEALER)]
+    return t, [_header(rules, n_players, pol, pm, seed, game_id, mode, n_hands, dealer, wants), t.deal_event()]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -451,7 +511,7 @@ def _check_header(ln: int, hdr: dict) -> None:
     for k in ("seed", "game_id", "players", "hands", "dealer", "variant", "mode", "agents"):
         if k not in hdr:
             raise ReplayError(f"line {ln}: game header without {k!r}")
-    for k, hi in (("seed", _INT64_MAX), ("game_id", _INT64_MAX), ("players", 6), ("hands", 10_000), ("dealer", 5)):
+    for k, hi in (("seed", _INT64_MAX), ("game_id", _INT64_MAX), ("players", 6), ("hands", 100_000), ("dealer", 5)):
         v = hdr[k]
         lo = 2 if k == "players" else (1 if k == "hands" else 0)
         if not _is_int(v) or not lo <= v <= hi:
@@ -480,6 +540,11 @@ def _check_header(ln: int, hdr: dict) -> None:
     if strategies is not None and (not isinstance(strategies, list) or len(strategies) != hdr["players"]
                                    or not all(isinstance(x, str) for x in strategies)):
         raise ReplayError(f"line {ln}: header field 'strategies' must list one name per player")
+    buy_back = hdr.get("buy_back")
+    if buy_back is not None and (not isinstance(buy_back, list) or len(buy_back) != hdr["players"]
+                                 or not all(isinstance(x, bool) for x in buy_back)):
+        raise ReplayError(f"line {ln}: header field 'buy_back' must hold one true/false per player, "
+                          f"got {buy_back!r:.60}")
 
 
 def _rules_of(ln: int, hdr: dict) -> Rules:
@@ -534,9 +599,10 @@ def _check_action(ln: int, t: _Table, ev: dict) -> int:
     for k in ("seat", "phase", "action", "text"):
         if k not in ev:
             raise ReplayError(f"line {ln}: action without {k!r}")
-    if ev["seat"] != t.gs(L.G_TO_ACT):
-        raise ReplayError(f"line {ln}: {_seat(ev['seat']) if isinstance(ev['seat'], int) else ev['seat']} "
-                          f"acts, but it is {_seat(t.gs(L.G_TO_ACT))}'s decision")
+    to_act = t.game.seat_players[t.gs(L.G_TO_ACT)]
+    if ev["seat"] != to_act:
+        who = _seat(ev["seat"]) if _is_int(ev["seat"]) else f"{ev['seat']!r:.20}"
+        raise ReplayError(f"line {ln}: {who} acts, but it is {_seat(to_act)}'s decision")
     if ev["phase"] != L.PHASE_NAMES[t.gs(L.G_PHASE)]:
         raise ReplayError(f"line {ln}: phase {ev['phase']!r}, but the game is in phase "
                           f"{L.PHASE_NAMES[t.gs(L.G_PHASE)]!r}")
@@ -576,21 +642,31 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
         ln, hdr = events[i]
         if hdr.get("type") != "game":
             raise ReplayError(f"line {ln}: expected a 'game' header, found {hdr.get('type')!r}")
-        if hdr.get("format") != FORMAT:
-            raise ReplayError(f"line {ln}: replay format {hdr.get('format')!r}; this reader knows format {FORMAT}")
+        if hdr.get("format") not in READABLE_FORMATS:
+            raise ReplayError(f"line {ln}: replay format {hdr.get('format')!r}; this reader knows formats "
+                              + ", ".join(map(str, READABLE_FORMATS)))
         _check_header(ln, hdr)
         try:
             rules = _rules_of(ln, hdr)
-            t = _Table(rules, hdr["players"], hdr["seed"], hdr["game_id"], hdr["mode"], hdr["hands"])
+            elim = _buys_back(rules, hdr["mode"])
+            if elim != ("buy_back" in hdr):
+                raise ReplayError(f"line {ln}: header field 'buy_back' belongs in (and only in) the header of an "
+                                  f"elimination match; this is a {hdr['mode']!r} game of {rules.name}")
+            if hdr["mode"] == "hands" and hdr["hands"] != 1:
+                raise ReplayError(f"line {ln}: a 'hands' game plays one hand, the header says {hdr['hands']}")
+            if hdr["mode"] == "matches":
+                match_length(rules, "matches", None if elim else hdr["hands"], hdr["hands"] if elim else None)
+            t = _Table(rules, hdr["players"], hdr["seed"], hdr["game_id"], hdr["mode"], hdr["hands"],
+                       buy_back=hdr.get("buy_back", "always"))
         except KeyError as e:
             raise ReplayError(f"line {ln}: game header without {e.args[0]!r}") from None
         except (ValueError, NotImplementedError) as e:
             if isinstance(e, ReplayError):
                 raise
             raise ReplayError(f"line {ln}: cannot start the game: {e}") from None
-        if hdr.get("dealer") != t.gs(L.G_DEALER):
+        if hdr.get("dealer") != t.game.seat_players[t.gs(L.G_DEALER)]:
             raise ReplayError(f"line {ln}: dealer {hdr.get('dealer')!r}, the engine deals with "
-                              f"{t.gs(L.G_DEALER)}")
+                              f"{t.game.seat_players[t.gs(L.G_DEALER)]}")
         start = i
         i += 1
         pending = [t.deal_event()]
@@ -617,10 +693,12 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
                 raise ReplayError(f"line {events[start][0]}: seat(s) "
                                   + ", ".join(_seat(p) for p, a in enumerate(hdr["agents"]) if a == "external")
                                   + " were played from outside (kalooki play): there are no agent decisions to check")
+            elim = _buys_back(rules, hdr["mode"])
             again = record_games(rules, hdr["players"], hdr["agents"], hdr["seed"], [hdr["game_id"]],
                                  hdr["mode"], params=hdr.get("params"),
-                                 hands_per_game=None if hdr["mode"] == "hands" else hdr["hands"],
-                                 strategies=hdr.get("strategies"))
+                                 hands_per_game=None if hdr["mode"] == "hands" or elim else hdr["hands"],
+                                 max_hands=hdr["hands"] if elim else None,
+                                 buy_back=hdr.get("buy_back", "always"), strategies=hdr.get("strategies"))
             for (ln, ev), exp in zip(events[start:i], again):
                 if ev != _jsonable(exp):
                     raise ReplayError(f"line {ln}: the recorded agents would not have played this "
@@ -727,7 +805,7 @@ def render_replay(path_or_lines) -> str:
             out.append(f"--- hand {ev['hand_no'] + 1}, round {ev['round']} (contract {_contract_text(ev['contract'])}), "
                        f"dealer {_seat(ev['dealer'])}{redeal}")
             for p, cards in enumerate(ev["hands"]):
-                out.append(f"    {_seat(p)}: {_hand_text(cards)}")
+                out.append(f"    {_seat(p)}: {_hand_text(cards) if cards is not None else '(out of the match)'}")
             up = f"upcard {ev['upcard']}, " if ev["upcard"] else ""
             out.append(f"    {up}stock {ev['stock']}; {_seat(ev['active'])} plays first")
         elif typ == "action":
@@ -745,13 +823,26 @@ def render_replay(path_or_lines) -> str:
             out.append(f"--- hand {ev['hand_no'] + 1} over: {how} after {ev['turns']} turns{extra}; "
                        f"reshuffles {ev['reshuffles']}, voids {ev['voids']}")
             for p in range(n):
-                out.append(f"    {_seat(p)} {ev['penalties'][p]:>4}  {_hand_text(ev['left'][p])}")
+                if ev["penalties"][p] is not None:
+                    out.append(f"    {_seat(p)} {ev['penalties'][p]:>4}  {_hand_text(ev['left'][p])}")
             out.append("    totals: " + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(ev["totals"])))
+            if "sheet" in ev:
+                sh = ev["sheet"]
+                out.append("    units: " + ", ".join(f"{_seat(p)} {u:+d}" for p, u in enumerate(sh["units"]))
+                           + f"; pool {sh['pool']}")
+                news = [f"{_seat(p)} {st.replace('_', ' ')}" for p, st in enumerate(sh["status"])
+                        if st not in ("in", "out")]
+                if news:
+                    out.append("    eliminated: " + ", ".join(news))
         elif typ == "game_end":
             line = (f"=== game {ev['game_id']} over after {ev['hands']} hand(s), {ev['steps']} decisions: totals "
                     + ", ".join(f"{_seat(p)} {x}" for p, x in enumerate(ev["totals"])))
             if "winners" in ev:
-                line += "; winner(s) " + " ".join(_seat(p) for p in ev["winners"])
+                line += "; winner(s) " + (" ".join(_seat(p) for p in ev["winners"]) or "none")
+            if "money" in ev:
+                line += "; money " + ", ".join(f"{_seat(p)} {x:+d}" for p, x in enumerate(ev["money"]))
+                if not ev["finished"]:
+                    line += " (hand cap reached: nobody takes the pool)"
             out.append(line)
         else:
             out.append(f"?? unknown event {typ!r}")

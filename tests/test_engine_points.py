@@ -528,14 +528,18 @@ def test_k40_deterministic():
         np.testing.assert_array_equal(a[k], np.concatenate([c1[k], c2[k]]))
 
 
-def test_cli_refuses_to_record_points_matches(tmp_path, capsys):
-    # points-variant matches are simulated (tests/test_matches_points.py) but not recorded move by move
+def test_cli_records_points_matches(tmp_path, capsys):
+    # `simulate --record` with named strategies in a K40 match to elimination, then `replay --check`
     from kalooki_sim.cli import main
 
     out = tmp_path / "run"
-    assert main(["simulate", "--variant", "k40", "--matches", "2", "--record", "1", "--quiet", "--out", str(out)]) == 2
-    assert "--record" in capsys.readouterr().err
-    assert not out.exists()
+    assert main(["simulate", "--variant", "k40", "--agents", "sharp-k40,greedy,greedy,random", "--matches", "2",
+                 "--max-hands", "30", "--buy-back", "never", "--record", "2", "--quiet", "--out", str(out)]) == 0
+    assert "replays: " in capsys.readouterr().out
+    path = out / "replays.jsonl"
+    assert main(["replay", str(path), "--check-agents"]) == 0
+    err = capsys.readouterr()
+    assert "valid: 2 games" in err.err and "P1 sharp-k40 (expert)" in err.out and "money P1 " in err.out
 
 
 @pytest.mark.parametrize("name", ("k40", "american"))

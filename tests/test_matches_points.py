@@ -327,8 +327,10 @@ def test_cli_per_hand_matches(tmp_path, capsys):
     assert "money" in capsys.readouterr().out
 
 
-def test_record_games_refuses_points_matches():
+def test_record_games_checks_the_match_length():
     from kalooki_sim.replay import record_games
 
-    with pytest.raises(ValueError, match="Caribbean matches"):
-        record_games(load_rules("k40"), 4, GGRR, 1, range(1), mode="matches")
+    with pytest.raises(ValueError, match="use max_hands"):
+        record_games(load_rules("k40"), 4, GGRR, 1, range(1), mode="matches", hands_per_game=5)
+    with pytest.raises(ValueError, match="buy_back must give 4 values"):
+        record_games(load_rules("k40"), 4, GGRR, 1, range(1), mode="matches", buy_back=[True])

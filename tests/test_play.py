@@ -111,10 +111,19 @@ def test_k40_single_hand_to_the_end(tmp_path):
     assert validate_replay(path)["hands"] == 1
 
 
-def test_points_match_cannot_be_saved_yet():
-    r = _play("--variant", "k40", "--opponents", "greedy,greedy", "--save", "x.jsonl", script="quit\n",
-              timeout=600)
-    assert r.returncode == 2 and "cannot be saved yet" in r.stderr
+def test_points_match_is_saved_and_validates(tmp_path):
+    """A K40 match to elimination, the person following the hints, saved as a replay that
+    validates; the results name the players by their place in the lineup."""
+    path = tmp_path / "k40.jsonl"
+    out = io.StringIO()
+    s = PlaySession("k40", ["greedy", "greedy", "greedy"], seat=2, seed=5, hands=40, hint_agent="greedy",
+                    save=path, input=_HintFollower(out), output=out)
+    assert s.run() == 0
+    text = out.getvalue()
+    assert "=== game over after" in text and "; money " in text and "saved: " in text
+    assert re.search(r"totals: P1 \(greedy\) \d+, P2 \(greedy\) \d+, you \d+", text)
+    counts = validate_replay(path)
+    assert counts["games"] == 1 and counts["hands"] == s.events[-1]["hands"] > 1
 
 
 def test_quit_stops_without_saving(tmp_path):
@@ -212,9 +221,10 @@ def test_menu_text_numbers_every_move():
 def test_plan_game():
     car, k40 = load_rules("caribbean"), load_rules("k40")
     assert plan_game(car, None) == plan_game(car, 9) and plan_game(car, None).n_hands == 9
-    assert plan_game(car, 1).mode == "matches" and plan_game(car, 1).recordable
-    assert plan_game(k40, 1).mode == "hands" and plan_game(k40, 1).recordable
-    assert not plan_game(k40, None).recordable and plan_game(k40, 7).n_hands == 7
+    assert plan_game(car, 1).mode == "matches" and plan_game(car, 1).length() == {"hands_per_game": 1}
+    assert plan_game(k40, 1).mode == "hands" and plan_game(k40, 1).length() == {}
+    assert plan_game(k40, None).elimination and plan_game(k40, 7).length() == {"max_hands": 7}
+    assert plan_game(load_rules("na15"), None).length() == {"hands_per_game": 10}
     with pytest.raises(ValueError):
         plan_game(car, 0)
 

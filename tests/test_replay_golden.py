@@ -230,8 +230,8 @@ def test_corrupted_structure(five, tmp_path):
     ev = _lines(five)
     with pytest.raises(ReplayError, match="ends early"):
         validate_replay(_write(tmp_path, ev[:-1]))
-    bad = [dict(ev[0], format=2)] + ev[1:]
-    with pytest.raises(ReplayError, match="line 1: replay format 2"):
+    bad = [dict(ev[0], format=3)] + ev[1:]
+    with pytest.raises(ReplayError, match="line 1: replay format 3"):
         validate_replay(_write(tmp_path, bad))
     bad = [dict(ev[0], rules_digest="0" * 16)] + ev[1:]
     with pytest.raises(ReplayError, match="line 1: rules digest"):

@@ -531,6 +531,38 @@ class Game:
         match_flow.match_winners(self.state.gs, self.state.ps, self.state.hscore, self.state.hwin, self.rv, 0, out)
         return [p for p in range(self.n_players) if out[p]]
 
+    @property
+    def seat_players(self) -> list[int]:
+        """The real player (index of the lineup) in each engine seat of the current hand.
+
+        The identity unless an elimination match has dropped players: the players still in are
+        then seated in their order, so engine seat ``i`` is the ``i``-th of them."""
+        return [int(x) for x in self._loop.sp[0, match_flow.SP_REAL, :self.n_players]]
+
+    def sheet(self) -> dict:
+        """The match's score sheet per real player, as the match flow keeps it.
+
+        ``totals``, ``units`` (money column in units), ``money`` (final money once the match is
+        over), ``buy_backs``, ``in`` (still in the game), ``pool``, ``hands`` (hands settled),
+        ``over``, ``finished`` (an elimination match that reached its cap is over, not finished)
+        and, for the last settled hand, ``penalty`` (points the sheet added), ``payment`` (units
+        received or paid) and ``status`` (``match.STATUS_NAMES``)."""
+        from ..match import EV_PAYMENT, EV_PENALTY, EV_STATUS, STATUS_NAMES
+
+        sp, sx, sev = self._loop.sp[0], self._loop.sx[0], self._loop.sev[0]
+        n = int(sx[match_flow.SX_N])
+        col = lambda k: [int(x) for x in sp[k, :n]]     # noqa: E731
+        return {
+            "totals": col(match_flow.SP_TOTAL), "units": col(match_flow.SP_UNITS),
+            "money": col(match_flow.SP_MONEY), "buy_backs": col(match_flow.SP_BB),
+            "in": [bool(x) for x in sp[match_flow.SP_ACTIVE, :n]], "pool": int(sx[match_flow.SX_POOL]),
+            "hands": int(sx[match_flow.SX_HANDS]), "over": bool(sx[match_flow.SX_OVER]),
+            "finished": bool(sx[match_flow.SX_FINISHED]),
+            "penalty": [int(sev[p, EV_PENALTY]) for p in range(n)],
+            "payment": [int(sev[p, EV_PAYMENT]) for p in range(n)],
+            "status": [STATUS_NAMES[int(sev[p, EV_STATUS])] for p in range(n)],
+        }
+
     def may_call(self, p: int) -> bool:
         """Is seat ``p`` eligible to call the top discard in this turn's call window?"""
         return bool(core.may_call(self.state.gs, self.state.ps, self.state.disc_by, self.rv, 0, p))
