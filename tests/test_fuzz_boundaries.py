@@ -468,3 +468,89 @@ def test_fuzz_from_text_in_a_subprocess():
     """Segfaults and hangs fail this test (not the suite)."""
     r = subprocess.run([sys.executable, "-c", _FUZZ_SCRIPT, "150"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stderr[-3000:])
+
+
+# ------------------------------------------------------------------------------------------------
+# 8. replay files and command lines, fuzzed in subprocesses (a crash fails the test, not the suite)
+
+_REPLAY_FUZZ = textwrap.dedent("""
+    import sys, json, copy
+    from hypothesis import given, settings, strategies as hs
+    from kalooki_sim.replay import ReplayError, record_games, validate_replay, render_replay
+    base = record_games("k40", 3, ["greedy", "random", "greedy"], 4, [0], mode="matches", max_hands=4,
+                        buy_back="never")
+    base = json.loads(json.dumps(base))
+    junk = hs.one_of(hs.integers(-2 ** 70, 2 ** 70), hs.floats(), hs.text(max_size=4), hs.none(), hs.booleans(),
+                     hs.lists(hs.integers(-3, 60), max_size=5), hs.dictionaries(hs.text(max_size=2), hs.integers(),
+                                                                                max_size=2))
+    @settings(max_examples=int(sys.argv[1]), deadline=None, derandomize=True, database=None)
+    @given(edits=hs.lists(hs.tuples(hs.integers(0, len(base) - 1), hs.integers(0, 40), junk), min_size=1, max_size=3),
+           cut=hs.integers(0, len(base)))
+    def run(edits, cut):
+        events = copy.deepcopy(base)
+        for i, k, v in edits:
+            keys = sorted(events[i])
+            events[i][keys[k % len(keys)]] = v
+        events = events[:cut] if cut < len(base) // 2 else events
+        lines = [json.dumps(e) for e in events]
+        try:
+            validate_replay(lines)
+        except ReplayError as e:
+            assert "\\n" not in str(e), e
+        try:
+            render_replay(lines)       # people may look at a damaged file: an error, never a crash
+        except (ReplayError, KeyError, TypeError, ValueError, IndexError, AttributeError):
+            pass
+    run()
+    print("ok")
+""")
+
+
+def test_fuzz_replay_files_in_a_subprocess():
+    """Mutated K40 match replays (every event, any field, any JSON value; cut short) are refused
+    with a one-line ``ReplayError`` or accepted, never crash."""
+    r = subprocess.run([sys.executable, "-c", _REPLAY_FUZZ, "120"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stderr[-3000:])
+
+
+_CLI_FUZZ = textwrap.dedent("""
+    import sys, os, tempfile, contextlib, io
+    from hypothesis import given, settings, strategies as hs
+    from kalooki_sim.cli import main
+    os.chdir(tempfile.mkdtemp())
+    values = hs.sampled_from(["-1", "0", "1", "2", str(2 ** 63), "1e3", "nan", "", "x", "k" * 300, "greedy,x",
+                              "greedy,greedy", "caribbean", "k40", "/proc/nope/x", "sharp,,", "-0", "3.5"])
+    flags = {"simulate": ["--hands", "--matches", "--players", "--agents", "--variant", "--seed", "--out",
+                          "--record", "--max-hands", "--hands-per-match", "--buy-back", "--shard-size"],
+             "tournament": ["--deals", "--agents", "--variant", "--seed", "--out", "--players", "--max-hands"],
+             "demo": ["--hands", "--seed", "--variant"],
+             "replay": ["--check"]}
+    @settings(max_examples=int(sys.argv[1]), deadline=None, derandomize=True, database=None)
+    @given(cmd=hs.sampled_from(sorted(flags)), data=hs.data())
+    def run(cmd, data):
+        args = [cmd]
+        if cmd == "replay":
+            args.append(data.draw(values))
+        for f in data.draw(hs.lists(hs.sampled_from(flags[cmd]), max_size=4, unique=True)):
+            args += [f] if f == "--check" else [f, data.draw(values)]
+        if cmd in ("simulate", "tournament"):
+            args.append("--quiet")
+            if "--hands" not in args and "--matches" not in args and "--deals" not in args:
+                args += ["--deals" if cmd == "tournament" else "--hands", "2"]
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = main(args)
+            except SystemExit as e:                       # argparse: usage + exit 2
+                code = e.code
+        assert code in (0, 2), (args, code, err.getvalue()[-500:])
+        assert "Traceback" not in err.getvalue(), (args, err.getvalue()[-2000:])
+    run()
+    print("ok")
+""")
+
+
+def test_fuzz_cli_arguments_in_a_subprocess():
+    """Junk values for the flags of simulate, tournament, demo and replay: exit 0 or 2, no traceback."""
+    r = subprocess.run([sys.executable, "-c", _CLI_FUZZ, "80"], capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stderr[-3000:])
