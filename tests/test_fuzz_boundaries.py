@@ -77,6 +77,31 @@ def test_bad_action_ids_are_illegal_actions_and_change_nothing(bad):
     assert game.apply("discard 7D") is game             # and the game goes on
 
 
+@pytest.mark.parametrize("bad", BAD_IDS + ["discard 7D"], ids=lambda x: "object()" if type(x) is object else repr(x))
+def test_action_text_names_every_id_and_refuses_the_rest(bad):
+    game = _clubs_game()
+    if isinstance(bad, (int, np.integer)) and not isinstance(bad, (bool, np.bool_)) and 0 <= int(bad) < L.N_ACTIONS:
+        assert game.action_text(bad)
+    else:
+        with pytest.raises(IllegalActionError):
+            game.action_text(bad)
+
+
+def test_action_text_of_every_id_in_played_positions():
+    """Every id has a text in every position (its own, or "action N" where the position gives it
+    no meaning): a menu or a log never fails on an id."""
+    for variant in ("caribbean", "k40"):
+        g = Game(variant, 4, seed=3, agents=["greedy"] * 4)
+        for step in range(300):
+            if g.terminal:
+                break
+            if step % 25 == 0:
+                texts = [g.action_text(a) for a in range(L.N_ACTIONS)]
+                assert all(isinstance(t, str) and t for t in texts)
+                assert all(texts[a] != f"action {a}" for a in g.legal_actions())
+            g.apply(g.agent_action())
+
+
 def test_text_and_integer_ids_still_work():
     game = _clubs_game().copy()
     a = game.action_id("discard 7D")

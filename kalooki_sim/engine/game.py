@@ -613,7 +613,17 @@ class Game:
         return [self.action_text(a) for a in self.legal_actions()]
 
     def action_text(self, action: int) -> str:
-        return action_text(self.state, 0, action)
+        """The engine's text of action id ``action`` here ("action N" when this position gives
+        the id no meaning, e.g. a tack on a meld not on the table); ``IllegalActionError`` for
+        what is not an id (``action_id`` reads texts)."""
+        if isinstance(action, str):
+            raise IllegalActionError(action, L.E_BAD_ACTION, "action_text takes an action id; "
+                                     "Game.action_id reads a text")
+        a = self._action_of(action)
+        try:
+            return action_text(self.state, 0, a)
+        except (ValueError, IndexError):
+            return f"action {a}"
 
     def action_id(self, text: str) -> int:
         try:
@@ -637,13 +647,6 @@ class Game:
             raise IllegalActionError(action, L.E_BAD_ACTION, f"no such action id (ids are 0..{L.N_ACTIONS - 1})")
         return a
 
-    def _safe_text(self, a: int) -> str:
-        """The text of an in-range id; a plain label when the position gives it no meaning."""
-        try:
-            return self.action_text(a)
-        except (ValueError, IndexError):
-            return f"action {a}"
-
     def check(self, action) -> int:
         """Engine error code of an action (0 = legal) without applying it.  ``IllegalActionError``
         for something that is not an action (module docstring; ids ``0..N_ACTIONS-1``)."""
@@ -655,7 +658,7 @@ class Game:
         """Apply an action id or text.  ``IllegalActionError`` (state unchanged) if illegal."""
         a = self._action_of(action)
         shown = action if isinstance(action, str) else None
-        text = self._safe_text(a)
+        text = self.action_text(a)
         who = self.to_act
         if self.terminal:
             raise IllegalActionError(action, L.E_TERMINAL, text=shown or text)
