@@ -136,7 +136,9 @@ def load_strategy(name: str | Path) -> Strategy:
     checkpoint path ending in ``.pt``)."""
     key = str(name).strip()
     path = Path(key).expanduser()
-    if key.endswith(".toml") and path.is_file():
+    if key.endswith(".toml"):
+        if not path.is_file():
+            raise StrategyError(f"strategy file {key}: no such file" + (" (it is a directory)" if path.is_dir() else ""))
         return _from_toml(path.stem, path.read_text(), str(path), path.absolute().parent)
     if key.endswith(".pt"):
         return _from_checkpoint(key, path, "")
@@ -151,7 +153,9 @@ def load_strategy(name: str | Path) -> Strategy:
     except ValueError:
         pid = None
     if pid is None or pid == EXTERNAL:
-        raise StrategyError(f"unknown agent {key!r}; known agents: {', '.join(known_strategies())}")
+        hint = (" (a strategy file is a path ending in .toml, a checkpoint one ending in .pt)"
+                if "/" in key or "\\" in key or path.exists() else "")
+        raise StrategyError(f"unknown agent {key!r}{hint}; known agents: {', '.join(known_strategies())}")
     return Strategy(POLICY_NAMES[pid], POLICY_NAMES[pid], pid, tuple(float(x) for x in default_params(pid)),
                     "the base agent with its default parameters")
 

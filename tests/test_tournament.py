@@ -36,6 +36,10 @@ def test_named_strategies_resolve():
 def test_unknown_and_malformed_strategies(tmp_path):
     with pytest.raises(StrategyError, match="known agents: .*greedy-picky"):
         load_strategy("greedyy")
+    with pytest.raises(StrategyError, match=r"strategy file .*missing\.toml: no such file"):
+        load_strategy(str(tmp_path / "missing.toml"))
+    with pytest.raises(StrategyError, match=r"unknown agent .*a path ending in \.toml"):
+        load_strategy(str(tmp_path / "missing"))
     bad = tmp_path / "bad.toml"
     bad.write_text('agent = "greedy"\n[params]\nepsilonn = 0.1\n')
     with pytest.raises(StrategyError, match="no parameter 'epsilonn'.*epsilon"):
