@@ -445,6 +445,15 @@ BAD_POSITIONS = {
     "turn huge": "turn: 99999999999\nP1: AS", "seed text": "seed: x\nP1: AS", "freed": "freed: 9\nP1: AS",
     "owner P9": "P1: AS\ntable: P9 [5H 6H 7H 8H]",
 }
+_PLAYING = "round: 1\nactive: P1\nphase: play\nP1: 7C 8D 9H | laid\nP2: KD 2S\ntable: P1 [5C 6C JK 8C]\ndiscard: 3C"
+BAD_POSITIONS.update({       # what the active player owes this turn must fit the position
+    "taken in the draw phase": _PLAYING.replace("phase: play", "phase: draw") + "\ntaken: 9H",
+    "taken_must without taken": _PLAYING + "\ntaken_must: yes",
+    "taken_must card not held": _PLAYING + "\ntaken: QS\ntaken_must: yes",
+    "owed card not held": _PLAYING + "\nowed: QS",
+    "owed before laying down": _PLAYING.replace("| laid", "").replace("\ntable: P1 [5C 6C JK 8C]", "") + "\nowed: 7C",
+    "freed jokers not held": _PLAYING + "\nfreed: 1",
+})
 
 
 @pytest.mark.parametrize("name", sorted(BAD_POSITIONS))
@@ -452,6 +461,13 @@ def test_from_text_refuses_bad_positions_naming_the_line(name):
     with pytest.raises(ValueError) as e:
         Game.from_text(BAD_POSITIONS[name], "caribbean")
     assert "\n" not in str(e.value)
+
+
+def test_from_text_accepts_what_is_owed_when_it_fits():
+    g = Game.from_text(_PLAYING.replace("P1: 7C", "P1: 9C 7C") + "\ntaken: 9C\ntaken_must: yes", "caribbean")
+    assert g.legal_actions() and all("9C" in g.action_text(a) for a in g.legal_actions())
+    g = Game.from_text(_PLAYING.replace("P1: 7C", "P1: 9C 7C") + "\nowed: 9C\nmanipulations: 1", "caribbean")
+    assert [g.action_text(a) for a in g.legal_actions()] == ["tack 9C on 1"]
 
 
 def test_from_text_reads_not_laid_back_as_not_laid():

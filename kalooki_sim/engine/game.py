@@ -933,6 +933,7 @@ class Game:
         for key in ("taken", "owed"):
             if key in kv and len(kv[key].split()) != 1:
                 raise ValueError(f"line {lines[key]!r}: {key} is one card")
+        _check_turn_debts(kv, lines, gs, ps, st.hands[0, active], phase)
         core.resume(*st.arrays(), rv, 0)
         game._attach()
         code = game.invariants(full_deck=any(t.lower() == "rest" for t in stock_toks))
@@ -942,6 +943,33 @@ class Game:
         if not game.terminal and not game.legal_mask().any():
             raise ValueError("the position leaves the player to act no legal action")
         return game
+
+
+def _check_turn_debts(kv, lines, gs, ps, held, phase: str) -> None:
+    """What the active player still owes this turn must be a position the engine could be in: a
+    card taken from the pile (``taken``), a card taken from the table (``owed``), freed jokers and
+    manipulations all happen in the play phase; what must still be placed is in his hand; only a
+    player who has laid down manipulates the table."""
+    active = int(gs[L.G_ACTIVE])
+    for key in ("taken", "taken_must", "owed", "freed", "manipulations"):
+        if key in kv and phase != "play" and kv[key].strip().lower() not in ("0", "no", "false", "none", "-"):
+            raise ValueError(f"line {lines[key]!r}: {key} belongs to the play phase (the position is in phase {phase!r})")
+    if gs[L.G_TAKEN_MUST] and gs[L.G_TAKEN] < 0:
+        raise ValueError(f"line {lines['taken_must']!r}: taken_must needs the card taken ('taken: C')")
+    if gs[L.G_TAKEN_MUST] and held[gs[L.G_TAKEN]] == 0:
+        raise ValueError(f"line {lines['taken']!r}: P{active + 1} must still meld {type_text(int(gs[L.G_TAKEN]))} "
+                         "this turn but does not hold it")
+    debts = (("owed", gs[L.G_OWED] >= 0), ("freed", gs[L.G_FREED] > 0), ("manipulations", gs[L.G_MANIPS] > 0))
+    for key, owes in debts:
+        if owes and not ps[active, L.PS_LAID]:
+            raise ValueError(f"line {lines[key]!r}: only a player who has laid down manipulates the table, "
+                             f"and P{active + 1} has not")
+    if gs[L.G_OWED] >= 0 and held[gs[L.G_OWED]] == 0:
+        raise ValueError(f"line {lines['owed']!r}: P{active + 1} owes {type_text(int(gs[L.G_OWED]))} to the table "
+                         "but does not hold it")
+    if held[JOKER] < gs[L.G_FREED]:
+        raise ValueError(f"line {lines['freed']!r}: P{active + 1} has {gs[L.G_FREED]} freed joker(s) to place "
+                         f"but holds {int(held[JOKER])}")
 
 
 _TEXT_KEYS = frozenset({"round", "active", "current", "phase", "table", "discard", "discard_by", "stock", "players",
