@@ -141,6 +141,8 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
     import cma
     from tqdm import tqdm
 
+    from kalooki_sim.records import first_difference
+
     prob = Problem(a)
     out = Path(a.out)
     state_file = out / "state.pkl"
@@ -149,8 +151,9 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     if state_file.exists():
         st = pickle.loads(state_file.read_bytes())
-        if st["args"] != dataclasses.asdict(a):
-            raise SystemExit(f"cannot resume {out}: its arguments differ from these")
+        diff = first_difference("arguments", st["args"], dataclasses.asdict(a))
+        if diff:
+            raise SystemExit(f"cannot resume {out}: {diff}")
         es, history = st["es"], st["history"]
     else:
         from kalooki_sim.records import git_state, package_versions

@@ -71,8 +71,10 @@ class RunDir:
                 raise FileExistsError(f"{path} already holds a run: add --resume to continue it (resume=True from Python), or choose another --out")
             old = json.loads(meta_file.read_text())
             for key in ("config", "seed", "rules_digest"):
-                if old.get(key) != json.loads(json.dumps(meta[key])):
-                    raise ValueError(f"cannot resume {path}: its {key} differs from this run's")
+                diff = first_difference(key, old.get(key), json.loads(json.dumps(meta[key], default=str)))
+                if diff:
+                    raise ValueError(f"cannot resume {path}: {diff}; resume with the settings it was started "
+                                     "with, or choose another output directory")
             return cls(path)
         path.mkdir(parents=True, exist_ok=True)
         _atomic_write_text(meta_file, json.dumps(meta, indent=2, sort_keys=True, default=str))
@@ -106,6 +108,20 @@ def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def first_difference(name: str, there, here) -> str | None:
+    """The first setting in which ``here`` (this run) differs from ``there`` (the run on disk),
+    named by its dotted path, or ``None`` if they are the same."""
+    if isinstance(there, dict) and isinstance(here, dict):
+        for k in sorted(set(there) | set(here), key=str):
+            d = first_difference(f"{name}.{k}", there.get(k, "<unset>"), here.get(k, "<unset>"))
+            if d:
+                return d
+        return None
+    if there != here:
+        return f"{name} was {there!r:.80} there and is {here!r:.80} now"
+    return None
 
 
 def compile_first(bar, warm) -> None:

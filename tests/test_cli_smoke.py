@@ -44,6 +44,9 @@ def test_simulate_writes_run_dir_and_resumes_without_double_counting(tmp_path):
     resumed = _kalooki("simulate", "--hands", "90", "--seed", "5", "--shard-size", "40", "--quiet", "--out",
                        str(out), "--resume")
     assert resumed.returncode == 0, resumed.stderr
+    other = _kalooki("simulate", "--hands", "90", "--seed", "5", "--shard-size", "40", "--quiet", "--out",
+                     str(out), "--resume", "--agents", "greedy,greedy,greedy,random")
+    assert other.returncode == 2 and "config.agents was " in other.stderr and "'random'" in other.stderr
     hands2 = pd.concat(pd.read_parquet(p) for p in sorted((out / "hands").glob("*.parquet")))
     assert len(hands2) == len(hands)
 
