@@ -399,6 +399,20 @@ class _PlainArgsDispatcher(KernelDispatcher):
         return super().get_call_template(args, kws)
 
 
+PLAIN = os.environ.get("KALOOKI_PLAIN_NJIT", "") not in ("", "0")
+"""``KALOOKI_PLAIN_NJIT=1``: compile every kernel with plain ``numba.njit`` -- numba's own
+pipeline, dispatcher and options, none of this module's (no cache, no memoised inliner, no
+``_nrt`` or constant-erasing tweaks, numba's optimisation level).  The escape hatch for a numba
+release whose internals this module no longer fits; it plays the same games, only slower to
+compile and run (``tests/test_jit_plain.py`` compares fingerprints)."""
+
+
+def _plain_njit(fn, kw):
+    opts = {k: v for k, v in kw.items() if k in ("inline", "locals", "boundscheck", "fastmath")}
+    wrap = numba.njit(nogil=True, error_model="numpy", cache=False, **opts)
+    return wrap if fn is None else wrap(fn)
+
+
 def njit(fn=None, *, specialise_constants=True, **kw):
     """``numba.njit`` with the project defaults (cache, nogil, no object mode).
 
@@ -421,6 +435,8 @@ def njit(fn=None, *, specialise_constants=True, **kw):
     Caribbean hands ran 1-4 % faster without those tests, with the same games
     (``benchmarks/compare_builds.py``, two runs of 40 rounds on a noisy machine: faster in 34 and
     24 rounds, median rounds 1.035 and 1.025)."""
+    if PLAIN:
+        return _plain_njit(fn, kw)
     opts = dict(cache=True, nogil=True, _nrt=True, error_model="numpy")
     opts.update(kw)
     cache = opts.pop("cache")

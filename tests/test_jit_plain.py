@@ -1,0 +1,56 @@
+"""``KALOOKI_PLAIN_NJIT=1`` (kalooki_sim/jit.py): every kernel compiled by plain ``numba.njit``
+plays the same games as the project's compiler (its own dispatcher, cache and inliner).
+
+The escape hatch matters only if it works when it is needed, so it is exercised here: a fresh
+process compiles the closed loop with plain numba (no cache: a cold compile of a few minutes) and
+its fingerprints -- greedy, random and the expert (a named strategy), single hands and matches of
+Caribbean and K40 -- must equal this process's.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from fingerprint import digest
+from kalooki_sim import jit, load_rules
+from kalooki_sim.rollout import simulate
+from kalooki_sim.strategies import lineup
+
+out = {"plain": jit.PLAIN}
+_, ids, params = lineup(["sharp-caribbean", "greedy", "random", "greedy"])
+car, k40 = load_rules("caribbean"), load_rules("k40")
+out["caribbean/greedy4"] = digest(simulate(car, 4, ["greedy"] * 4, None, 300, 11))
+out["caribbean/expert"] = digest(simulate(car, 4, list(ids), params, 200, 12))
+out["caribbean/matches"] = digest(simulate(car, 4, list(ids), params, 10, 14, mode="matches"))
+out["k40/gr_rand"] = digest(simulate(k40, 4, ["greedy", "random"] * 2, None, 200, 12))
+out["k40/matches"] = digest(simulate(k40, 4, ["greedy", "greedy", "random", "greedy"], None, 10, 15,
+                                     mode="matches", max_hands=60))
+print(json.dumps(out))
+"""
+
+
+def _fingerprints(plain: bool) -> dict:
+    env = dict(os.environ)
+    env.pop("KALOOKI_PLAIN_NJIT", None)
+    if plain:
+        env["KALOOKI_PLAIN_NJIT"] = "1"
+    r = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "scripts")], capture_output=True, text=True,
+                       env=env, timeout=1500)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_plain_numba_plays_the_same_games():
+    mine, plain = _fingerprints(False), _fingerprints(True)
+    assert mine.pop("plain") is False and plain.pop("plain") is True
+    assert plain == mine
