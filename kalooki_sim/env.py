@@ -333,7 +333,7 @@ class KalookiVecEnv:
         if not bad.size:
             bad = np.flatnonzero(~self._mask[np.arange(self.batch), a])
         if bad.size:
-            from .engine.game import action_text
+            from .engine.action_text import action_text
 
             b = int(bad[0])
             x = int(wide[b])

@@ -33,7 +33,8 @@ from .agents.base import params_matrix, policy_id, policy_name
 from .cards import parse_card, type_text
 from .engine import core
 from .engine import layout as L
-from .engine.game import Game, _meld_tokens, action_text, parse_action
+from .engine.action_text import _meld_tokens, action_text, parse_action
+from .engine.game import Game
 from .rules import Rules, load_rules
 from .match import penalty_multiplier
 from .rollout import buy_back_flags, match_length

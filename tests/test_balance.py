@@ -149,8 +149,8 @@ def test_resume_after_interruption_loses_and_doubles_nothing(tiny_run, tmp_path)
 
 def test_notebook_reproduces_the_figures(tiny_run):
     """notebooks/variant_balance.ipynb runs on the tiny run's parquet and draws every figure."""
-    import nbformat
-    from nbclient import NotebookClient
+    nbformat = pytest.importorskip("nbformat", reason='running notebooks needs the notebook extra (pip install -e ".[notebook]")')
+    NotebookClient = pytest.importorskip("nbclient", reason='running notebooks needs the notebook extra').NotebookClient
 
     nb = nbformat.read(ROOT / "notebooks/variant_balance.ipynb", as_version=4)
     old = os.environ.get("BALANCE_RUN")
@@ -168,11 +168,12 @@ def test_notebook_reproduces_the_figures(tiny_run):
         assert (Path(tiny_run.out) / f"notebook_{name}").stat().st_size > 1000
 
 
+@pytest.mark.dist
 def test_ray_backend_matches_local_and_survives_a_killed_worker(tiny_run, tmp_path):
     """A real local Ray instance (one CPU) plays the same study; the first task kills its own
     worker process (as a crashed node would), Ray plays that shard again, and the rows are
     identical to the local backend's, none lost or doubled."""
-    ray = pytest.importorskip("ray")
+    ray = pytest.importorskip("ray", reason='the Ray backend needs the dist extra (pip install -e ".[dist]")')
     from kalooki_sim.backends import RayBackend
 
     marker = tmp_path / "killed"

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.learn
+torch = pytest.importorskip("torch", reason='learned agents need the learn extra (pip install -e ".[learn]")')
 
 from kalooki_sim import strategies  # noqa: E402
 from kalooki_sim.agents.base import EXTERNAL  # noqa: E402

@@ -18,7 +18,8 @@ from kalooki_sim.engine import IllegalActionError
 from kalooki_sim.engine import core
 from kalooki_sim.engine.playout import random_playout
 from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.game import Game, _meld_tokens
+from kalooki_sim.engine.action_text import _meld_tokens
+from kalooki_sim.engine.game import Game
 from kalooki_sim.engine.state import State
 from kalooki_sim.melds import is_legal_meld
 

@@ -8,8 +8,12 @@ import warnings
 import numpy as np
 import pytest
 
-from kalooki_sim.env import N_ACTIONS, OBS_DIM, IllegalActionError, KalookiVecEnv
-from kalooki_sim.env_wrappers import KalookiAECEnv, KalookiGymEnv, action_space, observation_space
+pytestmark = pytest.mark.learn
+for _m in ("gymnasium", "pettingzoo"):
+    pytest.importorskip(_m, reason='the Gymnasium and PettingZoo wrappers need the learn extra (pip install -e ".[learn]")')
+
+from kalooki_sim.env import N_ACTIONS, OBS_DIM, IllegalActionError, KalookiVecEnv  # noqa: E402
+from kalooki_sim.env_wrappers import KalookiAECEnv, KalookiGymEnv, action_space, observation_space  # noqa: E402
 
 
 def test_gym_env_passes_check_env():

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from kalooki_sim import load_rules
-from kalooki_sim.agents.base import Policy
-from kalooki_sim.agents.learned import (
+pytestmark = pytest.mark.learn
+torch = pytest.importorskip("torch", reason='learned agents need the learn extra (pip install -e ".[learn]")')
+
+from kalooki_sim import load_rules  # noqa: E402
+from kalooki_sim.agents.base import Policy  # noqa: E402
+from kalooki_sim.agents.learned import (  # noqa: E402
     CheckpointMismatch, LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint,
 )
-from kalooki_sim.agents.learned import policy as learned_policy
-from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv
+from kalooki_sim.agents.learned import policy as learned_policy  # noqa: E402
+from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv  # noqa: E402
 
 
 def _net(seed=0):

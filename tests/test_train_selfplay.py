@@ -12,10 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from kalooki_sim import load_rules
-from kalooki_sim.agents.learned import load_checkpoint
+pytestmark = pytest.mark.learn
+torch = pytest.importorskip("torch", reason='learned agents need the learn extra (pip install -e ".[learn]")')
+
+from kalooki_sim import load_rules  # noqa: E402
+from kalooki_sim.agents.learned import load_checkpoint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

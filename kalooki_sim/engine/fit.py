@@ -184,7 +184,7 @@ def _set_fit(minfo, mcards, rv, g, m, t):
 def set_joker_meaning(minfo, mas, g, m):
     """The natural a joker added to set ``m`` stands for: the set's rank, least-held suit.
 
-    Public because ``Game.from_text`` (``engine.game``) declares the jokers of the sets it lays out
+    Public because ``Game.from_text`` (``engine.position_text``) declares the jokers of the sets it lays out
     with the meaning the engine would give them."""
     cnt = np.zeros(4, dtype=np.int64)
     for i in range(minfo[g, m, MI_LEN]):
