@@ -1,6 +1,6 @@
 """The balance study's report: ``report.md`` with PNG figures, from the ``summary/*.parquet`` tables.
 
-Every figure is a function of the summary tables alone (``balance.read_summary``), so the notebook
+Every figure is a function of the summary tables alone (``balance_stats.read_summary``), so the notebook
 ``notebooks/variant_balance.ipynb`` draws the same figures from the same parquet files.  The
 findings are written from the numbers, one per question of issue 30, each with its 95 % interval
 (clustered by deal; knob effects are paired differences over common deals).
@@ -9,7 +9,6 @@ findings are written from the numbers, one per question of issue 30, each with i
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -329,9 +328,9 @@ def _table(df: pd.DataFrame, digits: int = 3) -> str:
 
 
 def write_report(run_path, cfg, tables: dict | None = None) -> Path:
-    """Compute the statistics (``balance.summarise``) unless given, draw the figures and write
+    """Compute the statistics (``balance_stats.summarise``) unless given, draw the figures and write
     ``report.md`` in the run directory; returns its path."""
-    from .balance import METRIC_LABELS, summarise
+    from .balance_stats import METRIC_LABELS, summarise
 
     run_path = Path(run_path)
     t = tables if tables is not None else summarise(run_path, cfg)
@@ -350,7 +349,7 @@ def write_report(run_path, cfg, tables: dict | None = None) -> Path:
     total = int(cells["hands"].sum())
     m = t["metrics"]
     ws = m[m["metric"] == "win_share"]
-    md = [f"# Rule-variant balance study", "",
+    md = ["# Rule-variant balance study", "",
           f"Run `{run_path}`: seed {cfg.seed}, {len(cells)} cells, **{total:,} hands** in all "
           f"({int(cells['deals'].sum()):,} deals). Agents: homogeneous tables of `{cfg.mixes[0]}` "
           f"(mixes {', '.join(cfg.mixes)}); skill ladder (strongest first): {', '.join(cfg.ladder)}.",

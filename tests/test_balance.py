@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kalooki_sim.balance import (CELL_TABLES, Knob, expand, load_cell, load_config, plan, play_shard, read_summary,
-                                 run_study, shards)
+from kalooki_sim.balance import CELL_TABLES, Knob, expand, load_cell, load_config, plan, play_shard, run_study, shards
+from kalooki_sim.balance_stats import read_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(presets=("caribbean", "k40"), players=(3, 4), deals=24, skill_deals=10, match_deals=2, shard_deals=12,
