@@ -34,7 +34,7 @@ from .env import LEARNER, N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, K
 from .engine.match_flow import SP_SEAT
 from .observation import WORK_LEN
 
-__all__ = ["observation_space", "action_space", "KalookiGymEnv", "KalookiAECEnv", "OBS_LOW", "OBS_HIGH",
+__all__ = ["env", "observation_space", "action_space", "KalookiGymEnv", "KalookiAECEnv", "OBS_LOW", "OBS_HIGH",
            "IllegalActionError"]
 
 # every feature of the observation lies well inside this (most in [0, 1]; score-sheet totals and
@@ -123,7 +123,7 @@ class KalookiAECEnv(AECEnv):
     """PettingZoo AEC environment: every learner seat of ``lineup`` (default: all seats) is an
     agent (module docstring)."""
 
-    metadata = {"name": "kalooki_v0", "render_modes": [], "is_parallelizable": False,
+    metadata = {"name": "kalooki_v0", "render_modes": ["ansi"], "is_parallelizable": False,
                 "obs_version": OBS_VERSION}
 
     def __init__(self, rules="caribbean", n_players: int = 4, lineup=None, *, episode: str = "hand",
@@ -210,5 +210,27 @@ class KalookiAECEnv(AECEnv):
             self._select()
         self._accumulate_rewards()
 
+    def render(self):
+        """``render_mode="ansi"``: the whole position as text (``str(Game)``: every hand, the
+        table, the pile) -- for people debugging, not for agents (it shows hidden cards)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        if self.render_mode != "ansi":
+            raise ValueError(f"render_mode {self.render_mode!r} is not supported (only 'ansi')")
+        from .engine.game import Game
+
+        return str(Game.view(self.vec.rules, self.vec.la))
+
     def close(self):
         pass
+
+
+def env(rules="caribbean", n_players: int = 4, lineup=None, **kw) -> AECEnv:
+    """The PettingZoo environment as PettingZoo's own environments come: ``KalookiAECEnv`` inside
+    its order-checking wrappers (acting out of turn, stepping a finished agent, illegal
+    observation spaces are reported; illegal actions are refused by the engine as
+    ``IllegalActionError``).  ``render_mode="ansi"`` renders the position as text."""
+    from pettingzoo.utils import wrappers
+
+    return wrappers.OrderEnforcingWrapper(KalookiAECEnv(rules, n_players, lineup, **kw))

@@ -91,3 +91,26 @@ def test_maskable_ppo_trains_on_the_gym_env(tmp_path):
     obs, _ = env.reset(seed=1)
     a, _ = again.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(a)] and 0 <= int(a) < N_ACTIONS
+
+
+def test_env_factory_is_wrapped_and_renders_text():
+    """``env_wrappers.env()``: PettingZoo's order-checking wrappers around the AEC env, and an
+    "ansi" render mode showing the position as ``str(Game)`` does."""
+    from pettingzoo.test import api_test
+
+    from kalooki_sim.env_wrappers import env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(env("caribbean", 4, seed=2), num_cycles=100)
+    fresh = env("caribbean", 4)
+    with pytest.raises(AssertionError, match="reset"):
+        fresh.step(0)                                       # out of order: refused by the wrapper
+    e = env("k40", 3, render_mode="ansi", seed=5)
+    e.reset()
+    text = e.render()
+    assert "k40: hand 1" in text and "P1: " in text and "P3: " in text and "phase: " in text
+    obs, *_ = e.last()
+    e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert e.render() != text                                # the position moved on
+    assert env("caribbean", 4).unwrapped.render() is None    # no render mode: nothing drawn

@@ -83,6 +83,17 @@ class Game:
                        False, True)
             self._advance()
 
+    @classmethod
+    def view(cls, rules, loop_arrays) -> "Game":
+        """A ``Game`` reading row 0 of another driver's loop arrays (``loop.LoopArrays``), for
+        printing and asking; it shares the arrays, so use it to look, not to play."""
+        g = cls.__new__(cls)
+        g.rules = rules if isinstance(rules, Rules) else load_rules(rules)
+        g.rv = g.rules.to_vector()
+        g.history = []
+        g._loop = loop_arrays
+        return g
+
     @property
     def state(self) -> State:
         return self._loop.state
