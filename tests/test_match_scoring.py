@@ -13,7 +13,7 @@ import pytest
 
 from kalooki_sim import load_rules
 from kalooki_sim import match as M
-from kalooki_sim.match import HandResult, MatchScore, score_match
+from kalooki_sim.match_sheet import HandResult, MatchScore, score_match
 from kalooki_sim.scoring import hand_penalty
 
 

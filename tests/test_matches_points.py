@@ -1,6 +1,6 @@
 """Whole matches of the points variants (K40, K51, K101: elimination and pool; NA15, AMER: paid per
 hand) played by compiled agents (rollout.simulate on the match flow), checked against the score sheet rules
-(RULES.md §2.2, §2.5, §2.6, §4.8, §6.10) and replayed through the Python ``match.MatchScore``."""
+(RULES.md §2.2, §2.5, §2.6, §4.8, §6.10) and replayed through the Python ``match_sheet.MatchScore``."""
 
 from functools import lru_cache
 
@@ -11,7 +11,8 @@ import pytest
 
 from kalooki_sim import load_rules
 from kalooki_sim.engine.layout import EV_KALOOKI, EV_TURN_CAP, EV_VOID_CAP, EV_WENT_OUT
-from kalooki_sim.match import STATUS_NAMES, ST_BOUGHT_BACK, ST_OUT, HandResult, MatchScore
+from kalooki_sim.match import STATUS_NAMES, ST_BOUGHT_BACK, ST_OUT
+from kalooki_sim.match_sheet import HandResult, MatchScore
 from kalooki_sim.rollout import POINTS_HAND_COLUMNS, POINTS_MATCH_COLUMNS
 from kalooki_sim.rollout import simulate
 
@@ -125,7 +126,7 @@ def test_eliminated_players_are_never_dealt_in_again(variant):
 
 @pytest.mark.parametrize("variant", ELIM + PER_HAND)
 def test_replay_through_python_match_score(variant):
-    """Every simulated match, hand by hand through match.MatchScore: same sheet after every hand."""
+    """Every simulated match, hand by hand through match_sheet.MatchScore: same sheet after every hand."""
     _replay(*run(variant), 4)
 
 
