@@ -113,4 +113,5 @@ def test_env_factory_is_wrapped_and_renders_text():
     obs, *_ = e.last()
     e.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert e.render() != text                                # the position moved on
-    assert env("caribbean", 4).unwrapped.render() is None    # no render mode: nothing drawn
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert env("caribbean", 4).unwrapped.render() is None    # no render mode: nothing drawn

@@ -268,7 +268,7 @@ def test_the_digest_covers_the_kernel_modules_and_what_they_import(tmp_path, mon
                       "melds/api.py", "testing.py", "__init__.py"):
         _append(tree / "kalooki_sim" / untouched)
         assert _digest_of(tree, monkeypatch) == d0, untouched
-    for touched in ("kalooki_sim/rulevec.py", "kalooki_sim/engine/layout.py", "kalooki_sim/cards.py",
+    for touched in ("kalooki_sim/rulevec.py", "kalooki_sim/engine/layout.py", "kalooki_sim/match.py",
                     "kalooki_sim/engine/core.py", "agents/compiled.py", "agents/base.py",
                     "kalooki_sim/views.py", "kalooki_sim/jit.py"):
         before = _digest_of(tree, monkeypatch)
