@@ -232,11 +232,7 @@ class TurnModel(Manipulations):
             v = self.value_at(m, t, side)
             q = m.hi + 1 if side == HI else m.lo - 1
             m.cells[q] = t
-            if side == HI:
-                m.t_hi += 1
-            else:
-                m.t_lo += 1
-            m.t_all += 1
+            m.count_placed(side)
             return v
         v = self.value_at(m, t)
         if t == JOKER:

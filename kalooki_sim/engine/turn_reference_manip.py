@@ -81,11 +81,7 @@ class Manipulations:
                 return None                               # A19
             del m.cells[q_take]
             m.cells[q_add] = add
-            if side == HI:
-                m.t_hi += 1
-            else:
-                m.t_lo += 1
-            m.t_all += 1
+            m.count_placed(side)
             hand[add] -= 1
             hand[c] += 1
             return add, c, (i,)

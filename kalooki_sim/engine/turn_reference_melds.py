@@ -55,6 +55,14 @@ class Run:
     def hi(self) -> int:
         return max(self.cells)
 
+    def count_placed(self, side: int) -> None:
+        """A card was placed at end ``side`` this turn (the per-end and per-run limits, A21, V2)."""
+        if side == HI:
+            self.t_hi += 1
+        else:
+            self.t_lo += 1
+        self.t_all += 1
+
     def tokens(self) -> list:
         return [type_text(c) if c != JOKER else f"JK={type_text(pos_type(self.suit, q))}"
                 for q, c in sorted(self.cells.items())]
