@@ -4,7 +4,8 @@
 A kernel change meant only to be faster must leave every game as it was.  The golden playthroughs
 (``tests/golden``) cover two games; this covers thousands: for each preset, 1,500 greedy hands,
 300 hands of greedy against random and 800 three-player hands of greedy exploring (epsilon 0.2),
-100 Caribbean matches and 30 matches of K40, NA15 and American, each reduced to a digest of ``rollout.simulate``'s columns.
+100 Caribbean matches and 30 matches of K40, NA15 and American, and 400 Caribbean and K40 hands of
+four expert strategies (``configs/agents``), each reduced to a digest of ``rollout.simulate``'s columns.
 
     python scripts/fingerprint.py > before.json        # on the old build
     python scripts/fingerprint.py --check before.json  # on the new one: exits 1 on a difference
@@ -23,7 +24,9 @@ import numpy as np
 
 from kalooki_sim import load_rules
 from kalooki_sim.rollout import simulate
+from kalooki_sim.strategies import lineup
 
+EXPERTS = ("sharp", "defensive", "patient", "counting")
 PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
 
 
@@ -58,6 +61,9 @@ def fingerprint() -> dict[str, str]:
     for name in ("k40", "na15", "american"):     # the points variants' match flows
         out[f"{name}/matches"] = digest(simulate(load_rules(name), 4, ["greedy", "greedy", "random", "greedy"],
                                                  None, 30, 15, mode="matches", max_hands=60))
+    _, ids, rows = lineup(EXPERTS)
+    for name in ("caribbean", "k40"):
+        out[f"{name}/experts"] = digest(simulate(load_rules(name), 4, ids, rows, 400, 16))
     return out
 
 
