@@ -5,36 +5,15 @@ Two kinds of agents:
 * **Python / torch policies** follow the :class:`Policy` protocol: ``act(obs, legal, rng)`` gets a
   batch of observations and legal masks and returns one action id per row.  They run in the
   lockstep environment (``env.py``); a torch policy masks illegal logits.
-* **Compiled heuristics** run inside the closed loop (``kalooki_sim.rollout``).  They are
-  registered here by an integer id and take a ``float64`` parameter row, so that parameters can be
-  changed (tuned, swept) without recompiling.  The compiled code lives in ``agents/`` and is
-  re-exported by ``agents/compiled.py`` (``dispatch.choose_action`` dispatches on the id).
+* **Compiled agents** run inside the closed loop (``kalooki_sim.rollout``).  Each declares itself
+  once (``agents/declare.py``: name, id, kernel, parameters with default and bounds, memory) and is
+  listed once in ``agents/registry.py``; the tables here (names, ids, parameter names, defaults,
+  bounds) are read off those declarations.  A seat's parameters are a ``float64`` row, so they can
+  be changed (tuned, swept) without recompiling.
 
-Parameters of the compiled policies (a row of ``params[seat]``; missing entries and values
-``<= 0`` mean "default", so an all-zero row is always the default agent):
-
-``greedy``
-    0. ``epsilon`` — probability of a uniformly random legal action instead of the greedy one
-       (default 0).
-    1. ``call_threshold`` — minimum usefulness of the top discard to call it (default 1.0).
-    2. ``draw_threshold`` — minimum usefulness of the top discard to draw it / deny a call for it
-       (default 1.0).
-    3. ``gap_weight`` — usefulness of a same-suit card two ranks away (default 0.5); a same-rank
-       card or a same-suit card one rank away counts 1.
-
-``expert``
-    greedy's four, then the ideas ``agents/expert.py`` documents, each off at 0 (so the all-zero
-    row plays greedy's games): 4. ``count_weight`` (card counting), 5. ``defense`` (do not feed),
-    6. ``dump_weight`` (penalty dumping), 7. ``threat_cards`` and 8. ``late_turns`` (when the hand
-    looks near its end), 9. ``call_max_shortfall`` (call only near the contract), 10.
-    ``hold_turns`` (hold a lay-down to go out in one turn), 11. ``call_use`` and 12. ``draw_use``
-    (call / draw a useful card that does not bring the contract closer), 13. ``sf_weight`` (weigh
-    the contract shortfall in the discard instead of putting it first), 14. ``call_budget``
-    (restrict calls only while they are scarce for the hands left of the match).  The named strategies in
-    ``configs/agents/`` are settings of it.
-
-``random``
-    no parameters (uniform over the legal actions).
+Parameter rows are filled when they are built (``fill_params``, ``params_matrix``): a missing
+entry (a row shorter than its agent's parameters) takes the parameter's default, every given value
+is used as it is (0 means 0), and it must be finite and lie in the parameter's range.  ``docs/agents.md`` lists every agent's parameters.
 """
 
 from __future__ import annotations
@@ -43,9 +22,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .declare import CompiledAgent
+from .registry import AGENTS
+
 __all__ = [
-    "Policy", "RANDOM", "GREEDY", "EXPERT", "EXTERNAL", "POLICY_NAMES", "PARAM_NAMES", "PARAM_BOUNDS", "N_PARAMS", "policy_id", "policy_name",
-    "default_params", "params_matrix", "check_params",
+    "Policy", "RANDOM", "GREEDY", "EXPERT", "EXTERNAL", "AGENTS", "POLICY_NAMES", "PARAM_NAMES", "PARAM_BOUNDS",
+    "N_PARAMS", "policy_id", "policy_name", "agent", "default_params", "fill_params", "params_matrix",
+    "check_params", "seat_rows", "describe_agents",
 ]
 
 
@@ -62,35 +45,23 @@ class Policy(Protocol):
     def act(self, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
 
-# ---- registry of compiled policies (ids are compile-time constants of agents/dispatch.py)
-RANDOM = 0
-GREEDY = 1
-EXPERT = 2
+# ---- the compiled agents' tables, read off their declarations (agents/registry.py)
 # a seat whose decisions come from outside the compiled loop (Python, torch, a person): the loop
 # stops at its decisions (``kalooki_sim.loop``)
 EXTERNAL = -1
 
-POLICY_NAMES = {RANDOM: "random", GREEDY: "greedy", EXPERT: "expert", EXTERNAL: "external"}
+_BY_ID: dict[int, CompiledAgent] = {a.id: a for a in AGENTS}
+POLICY_NAMES = {**{a.id: a.name for a in AGENTS}, EXTERNAL: "external"}
 _BY_NAME = {v: k for k, v in POLICY_NAMES.items()}
-
-# length of the parameter row each compiled policy reads
-_GREEDY_NAMES = ("epsilon", "call_threshold", "draw_threshold", "gap_weight")
-_GREEDY_DEFAULTS = (0.0, 1.0, 1.0, 0.5)
-_GREEDY_BOUNDS = ((0.0, 0.5), (0.0, 4.0), (0.0, 4.0), (0.0, 1.0))
-N_PARAMS = {RANDOM: 0, GREEDY: 4, EXPERT: 15, EXTERNAL: 0}
-_DEFAULTS = {RANDOM: (), GREEDY: _GREEDY_DEFAULTS, EXPERT: _GREEDY_DEFAULTS + (0.0,) * 11, EXTERNAL: ()}
-# the names of those parameters, in row order (named strategies set them by name)
-PARAM_NAMES = {RANDOM: (), GREEDY: _GREEDY_NAMES,
-               EXPERT: _GREEDY_NAMES + ("count_weight", "defense", "dump_weight", "threat_cards", "late_turns",
-                                        "call_max_shortfall", "hold_turns", "call_use", "draw_use", "sf_weight",
-                                        "call_budget"),
-               EXTERNAL: ()}
-# the range in which tuning searches each of them (experiments/tune_heuristic.py)
-PARAM_BOUNDS = {RANDOM: (), GREEDY: _GREEDY_BOUNDS,
-                EXPERT: _GREEDY_BOUNDS + ((0.0, 4.0), (0.0, 4.0), (0.0, 4.0), (0.0, 12.0), (0.0, 20.0),
-                                          (0.0, 6.0), (0.0, 10.0), (0.0, 4.0), (0.0, 4.0), (0.0, 20.0),
-                                          (0.0, 3.0)),
-                EXTERNAL: ()}
+# per agent id: how many parameters it reads, their names in row order, the tuner's ranges
+N_PARAMS = {**{a.id: len(a.params) for a in AGENTS}, EXTERNAL: 0}
+PARAM_NAMES = {**{a.id: a.param_names for a in AGENTS}, EXTERNAL: ()}
+PARAM_BOUNDS = {**{a.id: a.bounds for a in AGENTS}, EXTERNAL: ()}
+_DEFAULTS = {**{a.id: a.defaults() for a in AGENTS}, EXTERNAL: np.zeros(0)}
+# the ids of the agents that ship with the project, for code and tests that name them
+RANDOM = _BY_NAME["random"]
+GREEDY = _BY_NAME["greedy"]
+EXPERT = _BY_NAME["expert"]
 
 
 def policy_id(name: str | int) -> int:
@@ -113,61 +84,131 @@ def policy_name(pid: int) -> str:
     return POLICY_NAMES[policy_id(pid)]
 
 
+def agent(name: str | int) -> CompiledAgent:
+    """The declaration of a compiled agent (by name or id)."""
+    pid = policy_id(name)
+    if pid not in _BY_ID:
+        raise ValueError(f"{POLICY_NAMES[pid]!r} is not a compiled agent")
+    return _BY_ID[pid]
+
+
 def default_params(pid: int | str) -> np.ndarray:
-    """The documented default parameter row of a compiled policy (for display; zeros also work)."""
-    return np.array(_DEFAULTS[policy_id(pid)], dtype=np.float64)
+    """The declared default parameter row of a compiled agent."""
+    return _DEFAULTS[policy_id(pid)].copy()
 
 
 PARAM_LIMIT = 100.0
 
 
-def check_params(seats, params, where: str = "params") -> None:
-    """Refuse parameter rows the compiled agents cannot use: every value must be a finite number,
-    and each parameter a policy reads must lie in its declared range ``PARAM_BOUNDS`` (a value
-    ``<= 0`` is also accepted: it means the default).  ``seats`` are policy ids broadcastable to
-    ``params.shape[:-1]``.  ``ValueError`` naming the seat and the parameter."""
+def _as_numbers(params, where: str) -> np.ndarray:
+    """``params`` as finite ``float64`` numbers (a 0-d value as one entry), else ``ValueError``."""
     p = np.asarray(params)
     if p.dtype.kind not in "iuf" or p.dtype.kind == "b":
         raise ValueError(f"{where}: parameters must be numbers, got dtype {p.dtype}")
     p = p.astype(np.float64, copy=False)
-    if p.ndim == 0:
-        p = p.reshape(1)
+    p = p.reshape(1) if p.ndim == 0 else p
     bad = ~np.isfinite(p)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{where}: parameter at {idx} is {p[idx]}: parameters must be finite numbers")
+    return p
+
+
+def check_params(seats, params, where: str = "params") -> None:
+    """Refuse parameter rows the compiled agents cannot use: every value a finite number, each
+    row as wide as its agent's parameters, each value in its declared range (from the bottom of
+    ``bounds`` to ``PARAM_LIMIT`` times its top: the bounds are the tuner's search ranges, and
+    hand-set rows go past them).  ``seats`` are agent ids broadcastable to ``params.shape[:-1]``.
+    ``ValueError`` naming the seat and the parameter."""
+    p = _as_numbers(params, where)
     ids = np.broadcast_to(np.asarray(seats, dtype=np.int64), p.shape[:-1])
     for pid in np.unique(ids):
         pid = int(pid)
         bounds = PARAM_BOUNDS.get(pid)
         if bounds is None:
             raise ValueError(f"{where}: unknown agent id {pid}")
+        if len(bounds) > p.shape[-1]:
+            raise ValueError(f"{where}: {POLICY_NAMES[pid]} reads {len(bounds)} parameters, the rows hold "
+                             f"{p.shape[-1]} (build them with agents.base.fill_params)")
         rows = p[ids == pid]
-        for j, (lo, hi) in enumerate(bounds[:p.shape[-1]]):
+        for j, (lo, hi) in enumerate(bounds):
             col = rows[:, j]
-            # PARAM_BOUNDS are the tuner's search ranges; hand-set rows go past them (tests use a
-            # gap_weight of 3), so the hard limit is PARAM_LIMIT times their width
             top = max(hi, 1.0) * PARAM_LIMIT
-            out = (col > 0) & ((col < lo) | (col > top))
+            out = (col < lo) | (col > top)
             if out.any():
-                raise ValueError(f"{where}: {POLICY_NAMES[pid]} parameter {PARAM_NAMES[pid][j]} = {col[out][0]!r} is "
-                                 f"outside {lo}..{top} (tuning range {lo}..{hi}; <= 0 means the default)")
+                raise ValueError(f"{where}: {POLICY_NAMES[pid]} parameter {PARAM_NAMES[pid][j]} = {float(col[out][0])!r} is "
+                                 f"outside {lo}..{top} (tuning range {lo}..{hi})")
 
 
-def params_matrix(seat_policies, params=None) -> np.ndarray:
-    """A ``float64[n_seats, k]`` parameter matrix (k >= 1); ``None`` -> all defaults (zeros)."""
-    n = len(seat_policies)
+def fill_params(seats, params=None, where: str = "params", width: int = 0) -> np.ndarray:
+    """Complete parameter rows: ``float64[..., k]`` with ``k`` at least the widest agent's count,
+    where a missing entry (a row shorter than its agent's parameters) takes the seat's agent's
+    default (columns no agent reads: 0), every given value is kept, finite or refused,
+    checked (``check_params``).  ``seats`` are agent ids of shape ``params.shape[:-1]`` (or
+    broadcastable to it); ``params=None`` gives every seat its defaults; ``width`` widens the rows
+    (a table where another agent may be swapped in)."""
+    ids = np.asarray(seats, dtype=np.int64)
     if params is None:
-        return np.zeros((n, max(1, max(N_PARAMS[policy_id(p)] for p in seat_policies))), dtype=np.float64)
+        p = np.full(ids.shape + (0,), np.nan)
+    else:
+        p = _as_numbers(params, where)
+    shape = np.broadcast_shapes(ids.shape, p.shape[:-1])
+    ids = np.broadcast_to(ids, shape)
+    for pid in np.unique(ids):
+        policy_id(int(pid))
+    need = max([1, p.shape[-1], int(width)] + [N_PARAMS[int(pid)] for pid in np.unique(ids)])
+    out = np.full(shape + (need,), np.nan)
+    out[..., :p.shape[-1]] = p
+    for pid in np.unique(ids):
+        d = _DEFAULTS[int(pid)]
+        full = np.zeros(need)
+        full[:d.size] = d
+        rows = out[ids == pid]
+        gaps = np.isnan(rows)
+        rows[gaps] = np.broadcast_to(full, rows.shape)[gaps]
+        out[ids == pid] = rows
+    check_params(ids, out, where)
+    return np.ascontiguousarray(out)
+
+
+def seat_rows(params, n_seats: int) -> np.ndarray:
+    """``params`` as ``float64[n_seats, k]``: one row for every seat (``[k]``) or one per seat
+    (``[n_seats, k]``), not yet filled (``fill_params`` does that)."""
     try:
         p = np.asarray(params, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise ValueError(f"params must be numbers (one row per seat): {e}") from None
     if p.ndim == 1:
-        p = np.tile(p, (n, 1))
-    if p.ndim != 2 or p.shape[0] != n:
-        raise ValueError(f"params must have one row per seat: got shape {p.shape} for {n} seats")
-    if p.shape[1] == 0:
-        p = np.zeros((n, 1), dtype=np.float64)
-    check_params([policy_id(x) for x in seat_policies], p)
-    return np.ascontiguousarray(p)
+        p = np.tile(p, (n_seats, 1))
+    if p.ndim != 2 or p.shape[0] != n_seats:
+        raise ValueError(f"params must have one row per seat: got shape {p.shape} for {n_seats} seats")
+    return p
+
+
+def params_matrix(seat_policies, params=None) -> np.ndarray:
+    """A ``float64[n_seats, k]`` parameter matrix for a lineup (names or ids): one row, or one row
+    per seat, completed by ``fill_params``; ``None`` -> every seat's defaults."""
+    ids = np.array([policy_id(x) for x in seat_policies], dtype=np.int64)
+    return fill_params(ids, None if params is None else seat_rows(params, len(ids)))
+
+
+def describe_agents() -> str:
+    """The compiled agents and their parameters as Markdown (``docs/agents.md`` is this text)."""
+    out = ["# Compiled agents", "",
+           "Generated from the declarations in `agents/registry.py` by `agents.base.describe_agents()`",
+           "(`python -m kalooki_sim.agents.base > docs/agents.md`); a test keeps it current.", ""]
+    for a in sorted(AGENTS, key=lambda a: a.id):
+        first = (a.doc or "").strip().split("\n\n")[0].replace("\n", " ")
+        out += [f"## `{a.name}` (id {a.id})", "", first, "", f"Decision memory: {a.memory} int64 entries.", ""]
+        if not a.params:
+            out += ["No parameters.", ""]
+            continue
+        out += ["| # | parameter | default | tuning range | meaning |", "|---|---|---|---|---|"]
+        out += [f"| {j} | `{p.name}` | {p.default:g} | {p.bounds[0]:g} .. {p.bounds[1]:g} | {p.doc} |"
+                for j, p in enumerate(a.params)]
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(describe_agents(), end="")

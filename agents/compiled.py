@@ -2,11 +2,12 @@
 tests import, re-exported from the modules that hold them.
 
 * ``dispatch`` — ``seat_action`` (the closed loops' one way to ask a seat's policy) and
-  ``choose_action`` (given a legal mask), by the policy id of ``agents/base.py``.
+  ``choose_action`` (given a legal mask), by the agent ids of ``agents/registry.py``, and the size
+  of a seat's decision memory ``KNOWN_LEN`` (the most any registered agent declares).
 * ``random_agent`` — ``random_action``: uniform over the legal actions.
 * ``greedy`` — ``greedy_action``, the heuristic (its docstring says it in words).
 * ``expert`` — ``expert_action``, greedy plus counting, defence, dumping, call and lay-down timing
-  (its docstring), and the size of a seat's decision memory ``KNOWN_LEN``.
+  (its docstring).
 * ``measures`` — greedy's measures of a hand: ``contract_shortfall``, ``card_usefulness``.
 * ``discard`` — greedy's discard pick.
 * ``manipulation`` — greedy's table manipulation (M1-M5); ``known`` — the legality cache.
@@ -14,8 +15,8 @@ tests import, re-exported from the modules that hold them.
 
 from __future__ import annotations
 
-from .dispatch import choose_action, seat_action
-from .expert import KNOWN_LEN, expert_action
+from .dispatch import KNOWN_LEN, choose_action, seat_action
+from .expert import expert_action
 from .greedy import greedy_action
 from .known import forget_known
 from .measures import card_usefulness, contract_shortfall

@@ -1,6 +1,10 @@
-"""Asking a seat's compiled policy for its action: ``seat_action`` (the closed loops' one way) and
-``choose_action`` (given a legal mask), dispatching on the policy id of ``agents/base.py``
-(``RANDOM``, ``GREEDY``, ``EXPERT``).
+"""Asking a seat's compiled agent for its action: ``seat_action`` (the closed loops' one way) and
+``choose_action`` (given a legal mask), dispatching on the agent id to the kernel the agent
+declared (``agents/registry.py``).
+
+numba needs the kernels as compile-time constants, so dispatch has ``MAX_AGENTS`` fixed slots
+filled from the registry at import: an id compare and a direct call per slot, and no code here
+names an agent.
 
 Randomness comes only from the counter-based generator of ``kalooki_sim.rng``: the caller passes
 the seat's stream key (``rng_key(seed, game_id, core.STREAM_POLICY_BASE + seat)``) and a one-element
@@ -12,38 +16,62 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.engine.core import legal_mask
 from kalooki_sim.engine.layout import N_ACTIONS
 from kalooki_sim.jit import njit
 
-from .base import EXPERT, GREEDY, RANDOM
-from .expert import KNOWN_LEN, expert_action
-from .greedy import greedy_action
+from .declare import MAX_AGENTS
 from .known import KNOWN_GEN, forget_known, is_legal
-from .random_agent import random_action
+from .registry import AGENTS
+
+__all__ = ["KNOWN_LEN", "choose_action", "seat_action"]
+
+# a seat's decision memory: enough for every registered agent
+KNOWN_LEN = max(a.memory for a in AGENTS)
 
 
-@njit
-def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                  plan_n, hscore, hwin, rv, g, seat, mask, n_legal, key, ctr):
-    """Action of compiled policy ``policy_id`` (``base.RANDOM``/``base.GREEDY``) for ``seat`` in
-    game ``g``.  ``mask``/``n_legal`` come from ``core.legal_mask``; ``key`` is the seat's policy
-    stream key and ``ctr`` (int64[1]) its counter, advanced in place.  Returns -1 only for an
-    unknown policy id or an empty mask."""
-    if n_legal <= 0:
-        return -1
-    if policy_id == RANDOM:
-        return random_action(mask, n_legal, key, ctr)
-    if policy_id == GREEDY or policy_id == EXPERT:
-        known = np.zeros(KNOWN_LEN, dtype=np.int64)
-        known[KNOWN_GEN] = 1
-        for a in range(N_ACTIONS):
-            known[a] = 3 if mask[a] else 2
-        if policy_id == EXPERT:
-            return expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                 plan_n, hscore, hwin, rv, g, seat, known, key, ctr)
-        return greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                             plan_n, hscore, hwin, rv, g, seat, known, key, ctr)
+@njit(_nrt=False)
+def _no_agent(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+              g, seat, known, mask, key, ctr):
+    return -1
+
+
+def _slots():
+    by_id = {a.id: a.kernel for a in AGENTS}
+    return [by_id.get(i, _no_agent) for i in range(MAX_AGENTS)]
+
+
+assert MAX_AGENTS == 8, "dispatch below has 8 slots"
+_K0, _K1, _K2, _K3, _K4, _K5, _K6, _K7 = _slots()
+
+
+@njit(_nrt=False, inline="always")
+def _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+         rv, g, seat, known, mask, key, ctr):
+    """The kernel of agent ``policy_id`` (-1 for an id without one)."""
+    if policy_id == 0:
+        return _K0(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
+    if policy_id == 1:
+        return _K1(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
+    if policy_id == 2:
+        return _K2(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
+    if policy_id == 3:
+        return _K3(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
+    if policy_id == 4:
+        return _K4(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
+    if policy_id == 5:
+        return _K5(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
+    if policy_id == 6:
+        return _K6(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
+    if policy_id == 7:
+        return _K7(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                   g, seat, known, mask, key, ctr)
     return -1
 
 
@@ -60,31 +88,35 @@ def _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, 
 @njit(_nrt=False, inline="always")
 def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                 hscore, hwin, rv, g, seat, known, mask, key, ctr):
-    """What the compiled policy of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
+    """What the compiled agent of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
 
-    The closed loops' one way to ask a policy.  An action it returns has been checked legal in this
-    very state, so callers apply it with ``core.apply_action`` instead of checking it again: greedy
-    and the expert check only the actions they consider (``known`` caches the answers, and the
-    choice is among them or checked last); other policies get the full legal mask (written into
-    ``mask``) and a choice outside it counts as none."""
-    if policy_id == GREEDY:             # the hot path, on its own: the expert's call stays out of it
-        forget_known(known)
-        a = greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                          hscore, hwin, rv, g, seat, known, key, ctr)
-        return _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                        hscore, hwin, rv, g)
-    if policy_id == EXPERT:
-        forget_known(known)
-        a = expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                          hscore, hwin, rv, g, seat, known, key, ctr)
-        return _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                        hscore, hwin, rv, g)
-    k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, g, mask)
-    # random_action, not choose_action: its own inlined greedy would be compiled with every loop
-    if policy_id != RANDOM or k <= 0:
+    The closed loops' one way to ask an agent.  An action it returns has been checked legal in this
+    very state, so callers apply it with ``core.apply_action`` instead of checking it again: the
+    check goes through ``known`` (the seat's decision memory, forgotten here), which already
+    holds the answers the agent asked for, so greedy's choice costs no second check."""
+    forget_known(known)
+    a = _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+             hwin, rv, g, seat, known, mask, key, ctr)
+    return _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                    hwin, rv, g)
+
+
+@njit
+def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
+                  plan_n, hscore, hwin, rv, g, seat, mask, n_legal, key, ctr):
+    """Action of compiled agent ``policy_id`` for ``seat`` in game ``g`` given its legal mask
+    (``core.legal_mask``, ``n_legal`` set).  ``key`` is the seat's stream key and ``ctr`` (int64[1])
+    its counter, advanced in place.  Returns -1 for an unknown id, an empty mask or a choice
+    outside the mask."""
+    if n_legal <= 0:
         return -1
-    a = random_action(mask, k, key, ctr)
-    if a >= 0 and a < N_ACTIONS and not mask[a]:
+    known = np.zeros(KNOWN_LEN, dtype=np.int64)
+    known[KNOWN_GEN] = 1
+    for a in range(N_ACTIONS):
+        known[a] = 3 if mask[a] else 2
+    scratch = mask.copy()               # a kernel may fill its mask argument; the caller's stays
+    a = _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+             hwin, rv, g, seat, known, scratch, key, ctr)
+    if a < 0 or a >= N_ACTIONS or not mask[a]:
         return -1
     return a

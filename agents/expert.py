@@ -1,5 +1,5 @@
 """The expert heuristic family (``expert_action``): greedy plus the ideas players of rummy bots
-expect, each behind a parameter that is off (0) by default, so that the all-zero row plays exactly
+expect, each behind a parameter that is off (0) by default, so that the default row plays exactly
 greedy's games (tests/test_expert.py) and every named strategy (``configs/agents/*.toml``) is a
 setting of one compiled agent.
 
@@ -64,7 +64,6 @@ from kalooki_sim.engine.layout import (
 )
 from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.rng import rng_uniform
 from kalooki_sim.rulevec import (
     CALLS_LIMIT_SCOPE_HAND, DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT,
     PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE, R_MAX_CALLS_PER_PLAYER, R_N_DECKS,
@@ -72,9 +71,10 @@ from kalooki_sim.rulevec import (
 )
 
 from .discard import _first_legal
+from .declare import CompiledAgent, Param, param_index
 from .greedy import (
-    KNOWN_LEN as GREEDY_KNOWN_LEN, _param, _random_known, _upswap_pick, flow_action,
-    greedy_discard, play_melds,
+    KNOWN_LEN as GREEDY_KNOWN_LEN, NOT_EXPLORING, P_CALL_THRESHOLD, P_DRAW_THRESHOLD, P_GAP_WEIGHT,
+    PARAMS as GREEDY_PARAMS, _upswap_pick, explore, flow_action, greedy_discard, play_melds,
 )
 from .known import is_legal
 from .measures import _shortfall_with, _wants, card_usefulness, contract_shortfall
@@ -86,19 +86,31 @@ _KNOWN_THROWN = _KNOWN_SEEN + N_TYPES
 THROWN_LEN = 2 * P_MAX
 KNOWN_LEN = _KNOWN_THROWN + THROWN_LEN
 
-# parameter row indices (agents/base.py names them)
-P_COUNT = 4
-P_DEFENSE = 5
-P_DUMP = 6
-P_THREAT_CARDS = 7
-P_LATE_TURNS = 8
-P_CALL_MAX_SF = 9
-P_HOLD_TURNS = 10
-P_CALL_USE = 11
-P_DRAW_USE = 12
-P_SF_WEIGHT = 13
-P_CALL_BUDGET = 14
-N_EXPERT_PARAMS = 15
+# the expert's parameters: greedy's, then one per idea (the module docstring says each in full)
+PARAMS = GREEDY_PARAMS + (
+    Param("count_weight", 0.0, (0.0, 4.0), "card counting: weight of a card's live potential"),
+    Param("defense", 0.0, (0.0, 4.0), "do not feed: weight of the share of opponents who could take a discard"),
+    Param("dump_weight", 0.0, (0.0, 4.0), "penalty dumping: weight of the danger times the penalty"),
+    Param("threat_cards", 0.0, (0.0, 12.0), "danger 1 while a laid-down opponent holds at most this many cards"),
+    Param("late_turns", 0.0, (0.0, 20.0), "otherwise the danger rises to 1 over this many turns per player"),
+    Param("call_max_shortfall", 0.0, (0.0, 6.0), "call only when fewer cards than this stay missing"),
+    Param("hold_turns", 0.0, (0.0, 10.0), "hold a lay-down that does not go out for this many turns"),
+    Param("call_use", 0.0, (0.0, 4.0), "call also a card of at least this usefulness"),
+    Param("draw_use", 0.0, (0.0, 4.0), "draw (deny) also a card of at least this usefulness"),
+    Param("sf_weight", 0.0, (0.0, 20.0), "weigh the contract shortfall a discard leaves at this much per card"),
+    Param("call_budget", 0.0, (0.0, 3.0), "restrict calls only while fewer are left than this per hand to play"),
+)
+P_COUNT = param_index(PARAMS, "count_weight")
+P_DEFENSE = param_index(PARAMS, "defense")
+P_DUMP = param_index(PARAMS, "dump_weight")
+P_THREAT_CARDS = param_index(PARAMS, "threat_cards")
+P_LATE_TURNS = param_index(PARAMS, "late_turns")
+P_CALL_MAX_SF = param_index(PARAMS, "call_max_shortfall")
+P_HOLD_TURNS = param_index(PARAMS, "hold_turns")
+P_CALL_USE = param_index(PARAMS, "call_use")
+P_DRAW_USE = param_index(PARAMS, "draw_use")
+P_SF_WEIGHT = param_index(PARAMS, "sf_weight")
+P_CALL_BUDGET = param_index(PARAMS, "call_budget")
 
 
 @njit(_nrt=False)
@@ -249,9 +261,9 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
                    hwin, rv, g, seat, known, rnd, contract, gapw):
     """The expert's discard (module docstring), the best legal natural by its measure; greedy's
     fallbacks (a joker, ending the turn) when no natural may go."""
-    cw = _param(params, P_COUNT, 0.0)
-    defense = _param(params, P_DEFENSE, 0.0)
-    dump = _param(params, P_DUMP, 0.0)
+    cw = params[P_COUNT]
+    defense = params[P_DEFENSE]
+    dump = params[P_DUMP]
     laid = ps[g, seat, PS_LAID] == 1
     seen = known[_KNOWN_SEEN:_KNOWN_SEEN + N_TYPES]
     if cw > 0.0:
@@ -261,10 +273,10 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
         thrown_bits(gs, disc, disc_by, g, thrown)
     dz = 0.0
     if dump > 0.0:
-        dz = dump * danger(gs, ps, hands, g, seat, _param(params, P_THREAT_CARDS, 0.0),
-                           _param(params, P_LATE_TURNS, 0.0))
+        dz = dump * danger(gs, ps, hands, g, seat, params[P_THREAT_CARDS],
+                           params[P_LATE_TURNS])
     use_sf = contract and not laid
-    sf_weight = _param(params, P_SF_WEIGHT, 0.0)
+    sf_weight = params[P_SF_WEIGHT]
     base = contract_shortfall(hands, rv, g, seat, rnd) if use_sf else 0
     best = -1
     best_sf = np.int64(1) << 40
@@ -309,7 +321,7 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
 def _holds(params, gs, ps, hands, plan_n, g, seat):
     """Hold back a lay-down this turn (``hold_turns``)?  Only one that leaves more than the one
     card a discard sheds, early in the hand, while no opponent threatens."""
-    hold = _param(params, P_HOLD_TURNS, 0.0)
+    hold = params[P_HOLD_TURNS]
     if hold <= 0.0 or ps[g, seat, PS_LAID] == 1 or gs[g, G_TAKEN_MUST] == 1:
         return False                     # (a card taken under a restriction must be laid now)
     n = max(gs[g, G_NP], 1)
@@ -323,14 +335,14 @@ def _holds(params, gs, ps, hands, plan_n, g, seat):
                 return False             # it goes out this turn: lay it
     if not has_plan:
         return False
-    return danger(gs, ps, hands, g, seat, _param(params, P_THREAT_CARDS, 0.0), 0.0) == 0.0
+    return danger(gs, ps, hands, g, seat, params[P_THREAT_CARDS], 0.0) == 0.0
 
 
 @njit(_nrt=False)
 def calls_scarce(params, gs, ps, rv, g, seat):
     """Are ``seat``'s calls left fewer than ``call_budget`` per hand still to play (``call_budget``
     <= 0: always)?  Where the limit counts per hand, only this hand is still to play."""
-    budget = _param(params, P_CALL_BUDGET, 0.0)
+    budget = params[P_CALL_BUDGET]
     if budget <= 0.0:
         return True
     hands_left = 1
@@ -342,20 +354,17 @@ def calls_scarce(params, gs, ps, rv, g, seat):
 
 @njit(_nrt=False)
 def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                  hscore, hwin, rv, g, seat, known, key, ctr):
+                  hscore, hwin, rv, g, seat, known, mask, key, ctr):
     """The expert heuristic (module docstring); always returns a legal action (-1 if none).
     With every parameter beyond greedy's at 0 it plays greedy's action (tests/test_expert.py)."""
-    eps = _param(params, 0, 0.0)
-    if eps > 0.0:
-        u = rng_uniform(key, ctr[0])
-        ctr[0] += 1
-        if u < eps:
-            return _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                 hscore, hwin, rv, g, key, ctr)
-    call_thr = _param(params, 1, 1.0)
-    draw_thr = _param(params, 2, 1.0)
-    gapw = _param(params, 3, 0.5)
-    call_sf = _param(params, P_CALL_MAX_SF, 0.0)
+    a = explore(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                g, mask, key, ctr)
+    if a != NOT_EXPLORING:
+        return a
+    call_thr = params[P_CALL_THRESHOLD]
+    draw_thr = params[P_DRAW_THRESHOLD]
+    gapw = params[P_GAP_WEIGHT]
+    call_sf = params[P_CALL_MAX_SF]
     ph = gs[g, G_PHASE]
     contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT
     rnd = gs[g, G_ROUND]
@@ -374,7 +383,7 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                     # a call only near the contract: the card, the call's extra card and one of
                     # the few calls are worth it when few cards are missing
                     want = np.float64(_shortfall_with(hands, rv, g, seat, rnd, top, 1)) < call_sf
-                use = _param(params, P_CALL_USE if ph == PH_CALL else P_DRAW_USE, 0.0)
+                use = params[P_CALL_USE if ph == PH_CALL else P_DRAW_USE]
                 if not want and contract and use > 0.0:
                     want = card_usefulness(hands, rv, g, seat, top, 0, gapw) >= use
             else:
@@ -382,7 +391,7 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 want = mode != DISCARD_DRAW_BEFORE_OPENING_NEVER and (
                     _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
                     or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
-                use = _param(params, P_DRAW_USE, 0.0)
+                use = params[P_DRAW_USE]
                 if (not want and contract and use > 0.0 and mode != DISCARD_DRAW_BEFORE_OPENING_NEVER
                         and card_usefulness(hands, rv, g, seat, top, 0, gapw) >= use):
                     want = True
@@ -398,11 +407,18 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                        g, seat, known, contract, may_lay)
         if a >= 0:
             return a
-        if (_param(params, P_COUNT, 0.0) > 0.0 or _param(params, P_DEFENSE, 0.0) > 0.0
-                or _param(params, P_DUMP, 0.0) > 0.0 or _param(params, P_SF_WEIGHT, 0.0) > 0.0):
+        if (params[P_COUNT] > 0.0 or params[P_DEFENSE] > 0.0
+                or params[P_DUMP] > 0.0 or params[P_SF_WEIGHT] > 0.0):
             return expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                                   hscore, hwin, rv, g, seat, known, rnd, contract, gapw)
         return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
                               hwin, rv, g, seat, known, rnd, contract, gapw)
     return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                         hscore, hwin, rv, g)
+
+
+AGENT = CompiledAgent("expert", 2, expert_action, PARAMS, memory=KNOWN_LEN,
+                      doc="Greedy plus card counting, defence, penalty dumping and the timing of calls and "
+                          "lay-downs, each behind a parameter that is off by default, so its default row plays "
+                          "greedy's games; the named strategies in `configs/agents/` are settings of it "
+                          "(`agents/expert.py` explains each idea).")

@@ -31,11 +31,11 @@ from __future__ import annotations
 import numpy as np
 
 from kalooki_sim.bits import lowest_bit
-from kalooki_sim.engine.core import draw_mode, legal_mask
+from kalooki_sim.engine.core import draw_mode
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_LAY, A_MOVE, A_PASS, A_SETSWAP,
     A_TACK, A_UPSWAP, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, MI_HI, MI_KEY, MI_KIND,
-    MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET, M_MAX, N_ACTIONS, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY,
+    MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET, M_MAX, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY,
     PH_UPSWAP, PS_LAID,
 )
 from kalooki_sim.jit import njit
@@ -46,19 +46,29 @@ from kalooki_sim.rulevec import (
     R_OPENING_MODE, R_PENALTY, R_TABLE_MANIPULATION,
 )
 
+from .declare import CompiledAgent, Param, param_index
 from .discard import _discard_fallback, _discard_pick, _first_legal
 from .known import KNOWN_GEN, is_legal
 from .manipulation import greedy_manipulation
 from .measures import _SFW_LEN, _wants, card_usefulness
-from .random_agent import random_action
+from .random_agent import random_legal
 
 
-@njit(_nrt=False, inline="always")     # (a kernel would be compiled for every constant i)
-def _param(params, i, default):
-    """``params[i]`` if present and > 0, else ``default`` (an all-zero row = default agent)."""
-    if i < params.shape[0] and params[i] > 0.0:
-        return params[i]
-    return default
+# greedy's parameters (``agents/declare.py``); the expert's row starts with them
+PARAMS = (
+    Param("epsilon", 0.0, (0.0, 0.5), "probability of a uniformly random legal action instead of greedy's"),
+    Param("call_threshold", 1.0, (0.0, 4.0), "minimum usefulness of the top discard to call it"),
+    Param("draw_threshold", 1.0, (0.0, 4.0), "minimum usefulness of the top discard to draw it or deny a call "
+          "for it"),
+    Param("gap_weight", 0.5, (0.0, 1.0), "usefulness of a same-suit card two ranks away (a same-rank card or a "
+          "same-suit card one rank away counts 1)"),
+)
+P_EPSILON = param_index(PARAMS, "epsilon")
+P_CALL_THRESHOLD = param_index(PARAMS, "call_threshold")
+P_DRAW_THRESHOLD = param_index(PARAMS, "draw_threshold")
+P_GAP_WEIGHT = param_index(PARAMS, "gap_weight")
+# ``explore``'s answer when the seat does not explore this decision
+NOT_EXPLORING = -2
 
 
 # A seat's decision memory: the legality cache (``agents.known``: an entry per action, then the
@@ -104,16 +114,20 @@ def _tack_candidates(hands, minfo, g, p, nm, fits):
     return may & held, jruns
 
 
-@njit
-def _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                  hscore, hwin, rv, g, key, ctr):
-    """Uniform legal action when greedy explores (epsilon): completes the mask first."""
-    mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    n = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, g, mask)
-    if n == 0:
-        return -1
-    return random_action(mask, n, key, ctr)
+@njit(_nrt=False, inline="always")
+def explore(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+            g, mask, key, ctr):
+    """With probability ``epsilon`` a uniformly random legal action (-1: none), else
+    ``NOT_EXPLORING``; draws from the stream only when ``epsilon`` > 0, so greedy's games at 0 do
+    not depend on it."""
+    eps = params[P_EPSILON]
+    if eps > 0.0:
+        u = rng_uniform(key, ctr[0])
+        ctr[0] += 1
+        if u < eps:
+            return random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                                rv, g, mask, key, ctr)
+    return NOT_EXPLORING
 
 
 @njit(_nrt=False)
@@ -256,21 +270,18 @@ def greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
 
 @njit(_nrt=False, inline="always")
 def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                  hscore, hwin, rv, g, seat, known, key, ctr):
+                  hscore, hwin, rv, g, seat, known, mask, key, ctr):
     """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
 
     ``known`` (``forget_known``) caches legality, so greedy only checks the few actions it
     considers instead of building the whole legal mask at every decision."""
-    eps = _param(params, 0, 0.0)
-    if eps > 0.0:
-        u = rng_uniform(key, ctr[0])
-        ctr[0] += 1
-        if u < eps:
-            return _random_known(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                      hscore, hwin, rv, g, key, ctr)
-    call_thr = _param(params, 1, 1.0)
-    draw_thr = _param(params, 2, 1.0)
-    gapw = _param(params, 3, 0.5)
+    a = explore(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                g, mask, key, ctr)
+    if a != NOT_EXPLORING:
+        return a
+    call_thr = params[P_CALL_THRESHOLD]
+    draw_thr = params[P_DRAW_THRESHOLD]
+    gapw = params[P_GAP_WEIGHT]
     ph = gs[g, G_PHASE]
     contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT
     rnd = gs[g, G_ROUND]
@@ -309,3 +320,9 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                               hwin, rv, g, seat, known, rnd, contract, gapw)
     return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                         hscore, hwin, rv, g)
+
+
+AGENT = CompiledAgent("greedy", 1, greedy_action, PARAMS, memory=KNOWN_LEN,
+                      doc="The heuristic baseline: calls and draws the discards that help, lays down as soon as it "
+                          "can, lays off everything, discards the least useful card (`agents/greedy.py` says it "
+                          "in words).")

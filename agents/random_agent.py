@@ -1,4 +1,4 @@
-"""The random policy: a uniform choice among the legal actions.
+"""The random agent: a uniform choice among the legal actions (also greedy's exploration).
 
 Randomness comes only from the counter-based generator of ``kalooki_sim.rng`` (the seat's stream
 key and a counter advanced in place), so a game's decisions depend on (seed, game id) only.
@@ -6,14 +6,19 @@ key and a counter advanced in place), so a game's decisions depend on (seed, gam
 
 from __future__ import annotations
 
+from kalooki_sim.engine.core import legal_mask
 from kalooki_sim.engine.layout import N_ACTIONS
 from kalooki_sim.jit import njit
 from kalooki_sim.rng import rng_below
 
+from .declare import CompiledAgent
+
+__all__ = ["AGENT", "random_action", "random_legal", "random_kernel"]
+
 
 @njit
 def random_action(mask, n_legal, key, ctr):
-    """Uniformly random legal action (counter ``ctr[0]`` advanced by one)."""
+    """Uniformly random action among the ``n_legal`` set in ``mask`` (counter advanced by one)."""
     j = rng_below(key, ctr[0], n_legal)
     ctr[0] += 1
     for a in range(N_ACTIONS):
@@ -22,3 +27,25 @@ def random_action(mask, n_legal, key, ctr):
                 return a
             j -= 1
     return -1
+
+
+@njit
+def random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
+                 mask, key, ctr):
+    """Uniformly random legal action in game ``g`` (-1: none); ``mask`` is scratch it fills."""
+    n = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
+                   mask)
+    if n <= 0:
+        return -1
+    return random_action(mask, n, key, ctr)
+
+
+@njit
+def random_kernel(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
+                  rv, g, seat, known, mask, key, ctr):
+    """The random agent's kernel (``agents/declare.py``'s signature)."""
+    return random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                        g, mask, key, ctr)
+
+
+AGENT = CompiledAgent("random", 0, random_kernel, doc="A uniformly random legal action at every decision.")

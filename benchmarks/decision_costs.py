@@ -25,7 +25,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from kalooki_sim import load_rules
-from kalooki_sim.agents.base import policy_id
+from kalooki_sim.agents.base import params_matrix, policy_id
 from kalooki_sim.agents.compiled import KNOWN_LEN, seat_action
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.core import STREAM_POLICY_BASE, apply_action, deal_hand, reset_game
@@ -124,8 +124,11 @@ def main(argv=None):
     rv = np.ascontiguousarray(load_rules(args.preset).to_vector(), dtype=np.int64)
     arrays = State.empty(1).arrays()
     seat_pol = np.array([policy_id(n) for n in names], dtype=np.int64)
+    rows = params_matrix(list(seat_pol))                  # every seat's default parameters
+    params = np.zeros((L.P_MAX, rows.shape[1]))
+    params[:len(rows)] = rows
     scratch = (np.zeros(L.N_ACTIONS, np.bool_), np.zeros(L.P_MAX, np.uint64), np.zeros(L.P_MAX, np.int64),
-               np.zeros(KNOWN_LEN, np.int64), np.zeros((L.P_MAX, 1)))
+               np.zeros(KNOWN_LEN, np.int64), params)
     sums = [np.zeros((N_PHASES, len(KINDS), 2), np.int64) for _ in range(3)]
     # compile and warm up on other games, then measure
     if _play(*arrays, rv, seat_pol, args.players, args.seed, 10**9, 50, *sums, *scratch) < 0:

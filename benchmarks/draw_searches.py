@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from kalooki_sim import load_rules
-from kalooki_sim.agents.base import GREEDY
+from kalooki_sim.agents.base import GREEDY, default_params
 from kalooki_sim.agents.compiled import choose_action
 from kalooki_sim.engine import core
 from kalooki_sim.engine import layout as L
@@ -48,7 +48,7 @@ def record_draw_hands(rules, n_games: int, seed: int) -> np.ndarray:
     arrs = st.arrays()
     gs, ps, hands = st.gs, st.ps, st.hands
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    params = np.zeros(1)
+    params = default_params(GREEDY)
     rows = []
     for game in range(n_games):
         rnd = game % int(rules.n_rounds)

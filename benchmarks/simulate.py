@@ -36,7 +36,7 @@ def hands_per_second(rules, agents, n, threads, seed=1, repeats=3):
     so the figures quoted are the medians."""
     numba.set_num_threads(threads)
     ids = [policy_id(a) for a in agents]
-    params = np.zeros((len(ids), 1))
+    params = None                                 # every seat's defaults
     simulate(rules, len(ids), ids, params, 64, seed, mode="hands", first_game_id=10**9)  # compiled
     rates = []
     for _ in range(repeats):

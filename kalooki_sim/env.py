@@ -66,7 +66,7 @@ import numba
 import numpy as np
 
 from . import loop
-from .agents.base import EXTERNAL, N_PARAMS, check_params
+from .agents.base import EXTERNAL, N_PARAMS, fill_params
 from .engine.errors import IllegalActionError as _EngineIllegalActionError
 from .engine.layout import N_ACTIONS, P_MAX
 from .env_kernels import MODE_CHOOSE, MODE_RESET, MODE_STEP, NRES, RES_COLUMNS, encode_rows, env_rows
@@ -172,9 +172,7 @@ class KalookiVecEnv:
         self.tables = np.ascontiguousarray(tables, dtype=np.int64)
         # parameter rows wide enough for any compiled agent (``compiled_actions`` swaps one in)
         table_params = np.asarray(table_params, dtype=np.float64)
-        k = max(table_params.shape[2], max(N_PARAMS.values()))
-        self.table_params = np.zeros(table_params.shape[:2] + (k,), dtype=np.float64)
-        self.table_params[:, :, :table_params.shape[2]] = table_params
+        self.table_params = fill_params(self.tables, table_params, "table_params", width=max(N_PARAMS.values()))
         self.streams = np.tile(np.arange(n, dtype=np.int64), (len(tables), 1))
         self.wants = buy_back_flags(buy_back, n)
         self.hand_limit = match_length(self.rules, "hands" if episode == "hand" else "matches", hands_per_match,
@@ -363,13 +361,11 @@ class KalookiVecEnv:
         _, ids, pm = resolve(names)
         if params is not None:
             pm = np.broadcast_to(np.asarray(params, dtype=np.float64), (self.batch, np.shape(params)[-1]))
-            check_params(ids, pm, "compiled_actions params")
         k = self._choice_params.shape[1]
         if pm.shape[1] > k:
             raise ValueError(f"parameter rows of {pm.shape[1]} values; this env's rows hold {k}")
         self._choice_ids[:] = ids
-        self._choice_params[:] = 0.0
-        self._choice_params[:, :pm.shape[1]] = pm
+        self._choice_params[:] = fill_params(ids, pm, "compiled_actions params", width=k)
         self._run(MODE_CHOOSE)
         return self._actions.copy()
 

@@ -40,13 +40,14 @@ from .rulevec import R_N_ROUNDS, R_PENALTY
 __all__ = ["FORMAT", "ReplayError", "ReplayDriftError", "record_games", "render_replay",
            "validate_replay", "read_replay", "Table", "open_table", "write_replay"]
 
-FORMAT = 2
+FORMAT = 3
 """Version of the JSON-lines format, written as ``format`` in every ``game`` header.  Bump it on
 any change a reader could notice (a field renamed, removed or with another meaning)."""
-READABLE_FORMATS = (1, 2)
+READABLE_FORMATS = (1, 2, 3)
 """Formats ``validate_replay`` reads.  Format 2 added the points-variant matches (seats numbered by
 real player, ``null`` for a player out, the score sheet); a format-1 file (single hands and
-Caribbean matches) has exactly the events format 2 writes for the same games."""
+Caribbean matches) has exactly the events format 2 writes for the same games.  Format 3 reads
+``params`` as written (0 is 0); before it a value <= 0 meant the parameter's default."""
 
 END_NAMES = {L.EV_WENT_OUT: "went_out", L.EV_TURN_CAP: "turn_cap", L.EV_VOID_CAP: "void_cap",
              L.EV_VOID: "void_redeal", L.EV_KALOOKI: "kalooki"}

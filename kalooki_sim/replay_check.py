@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .agents.base import policy_id
+from .agents.base import default_params, policy_id
 from .engine import core
 from .engine import layout as L
 from .engine.action_text import action_text, parse_action
@@ -149,6 +149,12 @@ def _check_action(ln: int, t: _Table, ev: dict) -> int:
     return a
 
 
+def _legacy_row(row, agent: str) -> list[float]:
+    """A format-1 or -2 parameter row as format 3 reads it: a value <= 0 meant the default."""
+    d = default_params(agent)
+    return [x if x > 0 else (float(d[j]) if j < d.size else 0.0) for j, x in enumerate(row)]
+
+
 def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
     """Check a replay against the engine; return ``{"games", "hands", "actions"}`` counts.
 
@@ -218,11 +224,15 @@ def validate_replay(path_or_lines, check_agents: bool = False) -> dict:
                                   + ", ".join(_seat(p) for p, a in enumerate(hdr["agents"]) if a == "external")
                                   + " were played from outside (kalooki play): there are no agent decisions to check")
             elim = _buys_back(rules, hdr["mode"])
+            params = hdr.get("params")
+            if params is not None and hdr["format"] < 3:       # before format 3 a value <= 0 meant the default
+                params = [_legacy_row(row, agent) for row, agent in zip(params, hdr["agents"])]
             again = record_games(rules, hdr["players"], hdr["agents"], hdr["seed"], [hdr["game_id"]],
-                                 hdr["mode"], params=hdr.get("params"),
+                                 hdr["mode"], params=params,
                                  hands_per_game=None if hdr["mode"] == "hands" or elim else hdr["hands"],
                                  max_hands=hdr["hands"] if elim else None,
                                  buy_back=hdr.get("buy_back", "always"), strategies=hdr.get("strategies"))
+            again[0].update(format=hdr["format"], params=hdr.get("params"))     # as written, whatever its format
             for (ln, ev), exp in zip(events[start:i], again):
                 if ev != _jsonable(exp):
                     raise ReplayError(f"line {ln}: the recorded agents would not have played this "

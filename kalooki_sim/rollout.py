@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agents.base import EXTERNAL, check_params, params_matrix, policy_id
+from .agents.base import EXTERNAL, fill_params, policy_id, seat_rows
 from .engine.layout import H_MAX, P_MAX
 from .loop import (
     M_ACTIVE, M_BB, M_FINISHED, M_HANDS, M_KALOOKIS, M_MATCH_HANDS, M_MONEY, M_POLICY, M_POOL, M_RIPS,
@@ -105,28 +105,21 @@ def seating_table(seat_policies, n_games: int, n_players: int, params=None):
         else:
             seats = np.array([[policy_id(x) for x in row] for row in sp.astype(object)],
                              dtype=np.int64).reshape(n_games, n_players)
-        lineup = [policy_id(int(x)) for x in np.unique(seats)] if seats.size else [0]
     else:
         if len(seat_policies) != n_players:
             raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
         lineup = [policy_id(p) for p in seat_policies]
         seats = np.tile(np.asarray(lineup, dtype=np.int64), (n_games, 1))
-    if params is not None and np.asarray(params).ndim == 3:
-        pm = np.ascontiguousarray(params, dtype=np.float64)
+    if params is None:
+        pm = None
+    elif np.asarray(params).ndim == 3:
+        pm = np.asarray(params, dtype=np.float64)
         if pm.shape[:2] != (n_games, n_players):
             raise ValueError(f"per-game params must be {n_games} x {n_players} x k, got {pm.shape}")
-        if pm.shape[2]:
-            check_params(seats, pm)
-        if pm.shape[2] == 0:
-            pm = np.zeros((n_games, n_players, 1))
     else:
-        if sp.ndim == 2:
-            k = params_matrix(lineup, None).shape[1]
-            row = params_matrix([0] * n_players, params) if params is not None else np.zeros((n_players, k))
-        else:
-            row = params_matrix(lineup, params)
-        pm = np.ascontiguousarray(np.broadcast_to(row, (n_games,) + row.shape), dtype=np.float64)
-    return seats, pm
+        rows = seat_rows(params, n_players)
+        pm = np.broadcast_to(rows, (n_games,) + rows.shape)
+    return seats, fill_params(seats, pm)
 
 
 def buy_back_flags(buy_back, n_players: int) -> np.ndarray:

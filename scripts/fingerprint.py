@@ -49,8 +49,7 @@ def digest(columns) -> str:
 
 def fingerprint() -> dict[str, str]:
     out = {}
-    explore = np.zeros((3, 4))
-    explore[:, 0] = 0.2                         # greedy's epsilon (its parameter 0)
+    explore = np.tile([0.2, 1.0, 1.0, 0.5], (3, 1))   # greedy's defaults but epsilon 0.2
     for name in PRESETS:
         rules = load_rules(name)
         out[f"{name}/greedy4"] = digest(simulate(rules, 4, ["greedy"] * 4, None, 1500, 11))

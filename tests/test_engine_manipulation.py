@@ -219,11 +219,11 @@ def test_random_play_invariants_with_manipulation(name):
 
 
 def greedy_choice(g):
-    from kalooki_sim.agents.base import GREEDY
+    from kalooki_sim.agents.base import GREEDY, default_params
     from kalooki_sim.agents.compiled import choose_action
 
     mask = g.legal_mask()
-    a = choose_action(GREEDY, np.zeros(1), *g.state.arrays(), g.rv, 0, g.to_act, mask, int(mask.sum()),
+    a = choose_action(GREEDY, default_params(GREEDY), *g.state.arrays(), g.rv, 0, g.to_act, mask, int(mask.sum()),
                       np.uint64(1), np.zeros(1, dtype=np.int64))
     assert mask[a]
     return g.action_text(a)

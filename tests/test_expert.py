@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.agents.base import EXPERT, GREEDY, N_PARAMS, PARAM_NAMES, RANDOM
+from kalooki_sim.agents.base import EXPERT, GREEDY, N_PARAMS, PARAM_NAMES, RANDOM, default_params
 from kalooki_sim.agents.compiled import KNOWN_LEN, choose_action
 from kalooki_sim.agents.expert import (
     THROWN_LEN, _seen, calls_scarce, danger, expert_discard, feed_share, live_potential, thrown_bits,
@@ -52,9 +52,11 @@ def _same_games(a: dict, b: dict):
             np.testing.assert_array_equal(a[k], b[k], err_msg=k)
 
 
-def _expert_row(greedy_part=(0.0, 0.0, 0.0, 0.0), **ideas):
-    row = np.zeros(N_PARAMS[EXPERT])
-    row[:4] = greedy_part
+def _expert_row(greedy_part=None, **ideas):
+    """The expert's default row (its ideas off), greedy's four parameters ``greedy_part`` if given."""
+    row = default_params(EXPERT)
+    if greedy_part is not None:
+        row[:4] = greedy_part
     for name, v in ideas.items():
         row[PARAM_NAMES[EXPERT].index(name)] = v
     return row
@@ -68,7 +70,7 @@ def _expert_row(greedy_part=(0.0, 0.0, 0.0, 0.0), **ideas):
 def test_expert_with_its_ideas_off_plays_greedys_games(preset):
     r = _rules(preset)
     n = N_PLAYERS[preset]
-    for greedy_part in [(0.0, 0.0, 0.0, 0.0), (0.05, 2.0, 0.5, 0.8)]:
+    for greedy_part in [tuple(default_params(GREEDY)), (0.05, 2.0, 0.5, 0.8), (0.0, 0.0, 0.0, 0.0)]:
         g_params = np.tile(np.array(greedy_part), (n, 1))
         e_params = np.tile(_expert_row(greedy_part), (n, 1))
         greedy = simulate(r, n, [GREEDY] * n, g_params, 150, 11)
@@ -217,9 +219,9 @@ def test_expert_measures_and_discard_match_definitions(preset):
     A = st.arrays()
     gs = A[0]
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    rows = [_expert_row((0.0, 0.0, 0.0, 0.7), count_weight=1.3, defense=0.9, dump_weight=1.7,
+    rows = [_expert_row((0.0, 1.0, 1.0, 0.7), count_weight=1.3, defense=0.9, dump_weight=1.7,
                         threat_cards=4.0, late_turns=5.0),
-            _expert_row((0.0, 0.0, 0.0, 0.7), count_weight=0.4, defense=2.1, dump_weight=0.6,
+            _expert_row((0.0, 1.0, 1.0, 0.7), count_weight=0.4, defense=2.1, dump_weight=0.6,
                         late_turns=3.0, sf_weight=1.9, call_use=1.0, draw_use=2.0)]
     rng = np.random.default_rng(7)
     seen = np.zeros(L.N_TYPES, dtype=np.int64)
@@ -265,7 +267,7 @@ def test_expert_measures_and_discard_match_definitions(preset):
                                          rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT, 0.7)
                     assert got == L.A_DISCARD + want
                     discards += 1
-            params = row if pol[seat] == EXPERT else np.zeros(4)
+            params = row if pol[seat] == EXPERT else default_params(GREEDY)
             a = choose_action(pol[seat], params, *A, rv, 0, seat, mask, k, keys[seat], ctrs[seat:seat + 1])
             assert mask[a], (pol[seat], a)
             assert core.step(*A, rv, 0, a) == 0

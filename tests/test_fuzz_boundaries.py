@@ -383,7 +383,7 @@ def test_fuzz_env_reset_seed(seed):
 # ------------------------------------------------------------------------------------------------
 # 6. strategy parameters
 
-from agents.base import PARAM_BOUNDS, check_params, params_matrix  # noqa: E402
+from kalooki_sim.agents.base import PARAM_BOUNDS, check_params, params_matrix  # noqa: E402
 from kalooki_sim.strategies import StrategyError, _from_toml  # noqa: E402
 
 
@@ -403,9 +403,12 @@ def test_strategy_parameters_outside_their_bounds_are_refused(value):
             "inf", "inf"), "x.toml")
 
 
-def test_strategy_parameters_in_bounds_and_defaults_pass():
+def test_strategy_parameters_in_bounds_pass_and_zero_is_zero():
     params_matrix(["expert"] * 4, [hi for _, hi in PARAM_BOUNDS[2]])
-    params_matrix(["greedy", "random"], [[-1.0, 0.0, 0.0, 0.0], [7.0, 7.0, 7.0, 7.0]])   # <= 0: default
+    pm = params_matrix(["greedy", "random"], [[0.0, 0.0, 0.0, 0.0], [7.0, 7.0, 7.0, 7.0]])   # random reads none
+    assert pm[0].tolist() == [0.0, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="epsilon = -1.0 is outside 0.0"):
+        params_matrix(["greedy"], [-1.0, 1.0, 1.0, 0.5])               # no value means "the default"
 
 
 def test_env_compiled_actions_params_checked():

@@ -17,7 +17,7 @@ import pytest
 from numba import njit
 
 from kalooki_sim import load_rules
-from kalooki_sim.agents.base import GREEDY, RANDOM
+from kalooki_sim.agents.base import GREEDY, RANDOM, default_params
 from kalooki_sim.bits import (
     byte_tops, float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words,
     rank_tops_above, ranks_above, ranks_above_masked, spread_bits8, twice_bits8,
@@ -399,7 +399,7 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
     gs, minfo = A[0], A[6]
     mcards, mas = A[7], A[8]
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-    params = np.zeros(1)
+    params = default_params(GREEDY)           # random reads none of it
     checked = 0
     n_cand = 0
     for game in range(6):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.agents.base import EXTERNAL, GREEDY, RANDOM
+from kalooki_sim.agents.base import EXTERNAL, GREEDY, RANDOM, params_matrix
 from kalooki_sim.agents.compiled import random_action
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.core import STREAM_POLICY_BASE
@@ -38,7 +38,7 @@ def test_per_game_seating_plays_each_rotation_as_its_own_lineup(preset):
     that a batch with that rotation fixed gives for the same game ids."""
     r = load_rules(preset)
     n_games = 24
-    eps = np.zeros((4, 4))
+    eps = params_matrix(LINEUP)
     eps[0, 0] = 0.3                                  # seat 0's greedy explores: parameters rotate too
     table = np.array([np.roll(LINEUP, g % 4) for g in range(n_games)])
     params = np.array([np.roll(eps, g % 4, axis=0) for g in range(n_games)])
@@ -114,7 +114,7 @@ def test_external_seat_played_from_python_is_the_compiled_seat():
     la = loop.LoopArrays(B, 4)
     rows, mrows, mwin = la.outputs(B, 1, n)
     ext = np.array([EXTERNAL] + seats[1:], dtype=np.int64)
-    pm = np.zeros((n, 4))
+    pm = params_matrix(list(ext))
     wants = np.ones(L.P_MAX, dtype=np.int64)
     for b in range(B):
         loop.start(*la.state.arrays(), rv, b, la.sp, la.sx, la.seats, la.params, la.keys, la.ctrs, la.ctx,

@@ -226,12 +226,24 @@ def test_corrupted_scores_and_cards(five, tmp_path, what):
         validate_replay(_write(tmp_path, ev))
 
 
+def test_a_format_2_replay_reads_its_zero_parameters_as_the_defaults(five, tmp_path):
+    """Before format 3 a parameter <= 0 meant its default: such a file still checks against the
+    agents (and the header is compared as written)."""
+    ev = _lines(five)
+    headers = [i for i, e in enumerate(ev) if e["type"] == "game"]
+    old = [dict(e) for e in ev]
+    for i in headers:
+        assert old[i]["params"][0][1:] == [1.0, 1.0, 0.5]          # greedy's defaults, written out
+        old[i] = dict(old[i], format=2, params=[[0.0, 0.0, -1.0, 0.0]] * 2 + old[i]["params"][2:])
+    assert validate_replay(_write(tmp_path, old), check_agents=True)["games"] == 5
+
+
 def test_corrupted_structure(five, tmp_path):
     ev = _lines(five)
     with pytest.raises(ReplayError, match="ends early"):
         validate_replay(_write(tmp_path, ev[:-1]))
-    bad = [dict(ev[0], format=3)] + ev[1:]
-    with pytest.raises(ReplayError, match="line 1: replay format 3"):
+    bad = [dict(ev[0], format=FORMAT + 1)] + ev[1:]
+    with pytest.raises(ReplayError, match=f"line 1: replay format {FORMAT + 1}"):
         validate_replay(_write(tmp_path, bad))
     bad = [dict(ev[0], rules_digest="0" * 16)] + ev[1:]
     with pytest.raises(ReplayError, match="line 1: rules digest"):

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from kalooki_sim.replay import ReplayError, record_games, render_replay, validate_replay
+from kalooki_sim.replay import FORMAT, ReplayError, record_games, render_replay, validate_replay
 from kalooki_sim.rollout import simulate
 from kalooki_sim.rules import load_rules
 
@@ -31,7 +31,7 @@ def _of(events, typ):
 def test_elimination_match_reseats_by_real_player(k40):
     assert validate_replay(k40, check_agents=True)["hands"] == len(_of(k40, "hand_end"))
     hdr = k40[0]
-    assert hdr["format"] == 2 and hdr["buy_back"] == [False] * 4 and hdr["hands"] == 40
+    assert hdr["format"] == FORMAT and hdr["buy_back"] == [False] * 4 and hdr["hands"] == 40
     deals, ends = _of(k40, "deal"), _of(k40, "hand_end")
     out_before = set()
     for d, e in zip(deals, ends):

@@ -173,7 +173,7 @@ def _replay(r, n_players, seats, seed, game_id):
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     keys = [np.uint64(rng_key(seed, game_id, core.STREAM_POLICY_BASE + p)) for p in range(n_players)]
     ctrs = [np.zeros(1, dtype=np.int64) for _ in range(n_players)]
-    params = np.zeros(1)
+    params = default_params(GREEDY)           # random reads none of it
     while True:
         k = core.legal_mask(*A, rv, 0, mask)
         if k == 0:

@@ -261,22 +261,21 @@ class Game:
 
         The copy has its own random streams, so asking it ``agent_action()`` (a hint for an
         external seat) leaves this game, and every later decision in it, untouched."""
-        from ..agents.base import check_params, default_params, policy_id
+        from ..agents.base import fill_params, policy_id
 
         pid = policy_id(agent)
-        row = np.asarray(default_params(pid) if params is None else params, dtype=np.float64).ravel()
-        check_params(pid, row, f"with_agent({agent!r}) params")
         if not (isinstance(player, (int, np.integer)) and not isinstance(player, bool) and 0 <= player < self.n_players):
             raise ValueError(f"with_agent: player {player!r} is not a seat 0..{self.n_players - 1}")
         other = self.copy()
         la = other._loop
-        if row.size > la.params.shape[2]:
+        row = fill_params(pid, None if params is None else np.ravel(params), f"with_agent({agent!r}) params",
+                          width=la.params.shape[2])
+        if row.size > la.params.shape[2]:        # columns the other seats' agents do not read
             wide = np.zeros(la.params.shape[:2] + (row.size,), dtype=np.float64)
             wide[:, :, :la.params.shape[2]] = la.params
             la.params = wide
         la.seats[0, int(player)] = pid
-        la.params[0, int(player), :] = 0.0
-        la.params[0, int(player), :row.size] = row
+        la.params[0, int(player), :] = row
         return other
 
     def legal_actions(self) -> list[int]:
