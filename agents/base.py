@@ -5,7 +5,7 @@ Two kinds of agents:
 * **Python / torch policies** follow the :class:`Policy` protocol: ``act(obs, legal, rng)`` gets a
   batch of observations and legal masks and returns one action id per row.  They run in the
   lockstep environment (``env.py``); a torch policy masks illegal logits.
-* **Compiled agents** run inside the closed loop (``kalooki_sim.rollout``).  Each declares itself
+* **Compiled agents** run inside the closed loop (``kalooki_sim.runtime.rollout``).  Each declares itself
   once (``agents/declare.py``: name, id, kernel, parameters with default and bounds, memory) and is
   listed once in ``agents/registry.py``; the tables here (names, ids, parameter names, defaults,
   bounds) are read off those declarations.  A seat's parameters are a ``float64`` row, so they can
@@ -47,7 +47,7 @@ class Policy(Protocol):
 
 # ---- the compiled agents' tables, read off their declarations (agents/registry.py)
 # a seat whose decisions come from outside the compiled loop (Python, torch, a person): the loop
-# stops at its decisions (``kalooki_sim.loop``)
+# stops at its decisions (``kalooki_sim.runtime.loop``)
 EXTERNAL = -1
 
 _BY_ID: dict[int, CompiledAgent] = {a.id: a for a in AGENTS}

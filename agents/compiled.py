@@ -1,4 +1,4 @@
-"""Compiled (numba) policies for the closed loop (``kalooki_sim.rollout``): the names drivers and
+"""Compiled (numba) policies for the closed loop (``kalooki_sim.runtime.rollout``): the names drivers and
 tests import, re-exported from the modules that hold them.
 
 * ``dispatch`` — ``seat_action`` (the closed loops' one way to ask a seat's policy) and

@@ -12,7 +12,7 @@ A kernel has the one signature every compiled agent shares::
 when the row is built, so a kernel reads ``params[i]`` and 0 means 0); ``known`` is the seat's
 decision memory (``memory`` int64 entries: the legality cache of ``agents.known`` first, then
 whatever the agent keeps); ``mask`` is bool scratch of ``N_ACTIONS`` entries; ``key`` / ``ctr`` are
-the seat's random stream (``kalooki_sim.rng``), the only randomness a kernel may use.  The caller
+the seat's random stream (``kalooki_sim.core.rng``), the only randomness a kernel may use.  The caller
 checks the returned action legal (through ``known``), so a kernel may return any action it likes.
 """
 
@@ -70,7 +70,7 @@ class CompiledAgent:
 
     name: str
     id: int
-    kernel: object                      # a kalooki_sim.jit.njit function of the signature above
+    kernel: object                      # a kalooki_sim.core.jit.njit function of the signature above
     params: tuple[Param, ...] = ()
     memory: int = MIN_MEMORY            # length of ``known`` the kernel uses
     doc: str = ""

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.bits import float_bits, lowest_bit, twice_bits8
+from kalooki_sim.core.bits import float_bits, lowest_bit, twice_bits8
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_ACE_HIGH, R_ACE_LOW, R_PENALTY, R_SET_ALLOW_DUPLICATE_SUIT
 from kalooki_sim.engine.layout import A_DISCARD, A_END_TURN, JOKER, N_ACTIONS
-from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import run_mask
-from kalooki_sim.rulevec import R_ACE_HIGH, R_ACE_LOW, R_PENALTY, R_SET_ALLOW_DUPLICATE_SUIT
 
 from .known import is_legal
 from .measures import (
-    _SFW_COV, _SFW_DSET, _SFW_PM, _SFW_RUN_DROP, _SFW_RUN_SAME, _SFW_SB, _SFW_SB_ACE, _SFW_U_GAPW,
-    _SFW_U_ORDER, _sf_prepare, _shortfall_with, card_usefulness, contract_shortfall,
+    _SFW_COV, _SFW_DSET, _SFW_PM, _SFW_RUN_DROP, _SFW_RUN_SAME, _SFW_SB, _SFW_SB_ACE, _SFW_U_GAPW, _SFW_U_ORDER,
+    sf_prepare, shortfall_with, card_usefulness, contract_shortfall,
 )
-
 
 # Greedy's discard pick works on the held naturals as bit masks, four 16-bit lanes to a word:
 # natural (s, r) is bit 16 * s + r (suit-major like the card types, so the lowest bit of a mask is
@@ -133,7 +132,7 @@ def _suit_lanes(hand, sfw, want_twice):
 @njit(_nrt=False, inline="always")
 def _shortfall_classes(sfw, held, twice):
     """The held naturals whose discard leaves the shortfall as it is, one more, two more (lane
-    masks), from ``_sf_prepare``'s workspace.  A natural's loss raises the set term when its rank
+    masks), from ``sf_prepare``'s workspace.  A natural's loss raises the set term when its rank
     is in ``_SFW_DSET``, and the run term when its suit's best window then grows
     (``_SFW_RUN_DROP``): for a natural other than an ace, its last copy at a position every best
     window covers; for an ace, when the suit's best without it (``_SFW_SB_ACE``) is worse."""
@@ -150,7 +149,7 @@ def _shortfall_classes(sfw, held, twice):
 
 @njit(_nrt=False)
 def _shortfall_classes_slow(hands, rv, g, seat, rnd, held):
-    """``_shortfall_classes`` from ``_shortfall_with`` card by card (a set minimum beyond the
+    """``_shortfall_classes`` from ``shortfall_with`` card by card (a set minimum beyond the
     workspace)."""
     base = contract_shortfall(hands, rv, g, seat, rnd)
     c1 = np.int64(0)
@@ -159,7 +158,7 @@ def _shortfall_classes_slow(hands, rv, g, seat, rnd, held):
     while left != 0:
         b = lowest_bit(left)
         left &= left - 1
-        d = _shortfall_with(hands, rv, g, seat, rnd, _lane_type(b), -1) - base
+        d = shortfall_with(hands, rv, g, seat, rnd, _lane_type(b), -1) - base
         c1 |= (np.int64(1) << b) if d == 1 else 0
         c2 |= (np.int64(1) << b) if d >= 2 else 0
     return held & ~(c1 | c2), c1, c2
@@ -171,7 +170,7 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     or not, by the measure of ``greedy_action``.  When ``best`` is legal it is the best legal
     card; when it is not (usually the card just taken, which may not go back) ``runner_up`` is the
     best of the others, hence the best legal card if it is legal, and only then does greedy check
-    every card.  ``sfw``: scratch, int64[_SFW_LEN] (``_sf_prepare``'s workspace).
+    every card.  ``sfw``: scratch, int64[SFW_LEN] (``sf_prepare``'s workspace).
 
     The measure orders by the shortfall after the discard, then usefulness, then penalty (highest
     first), then card type.  The first two are computed for all held naturals at once, as bit
@@ -181,13 +180,13 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
     at a time cost about 25 cycles each (a hand holds some 14 naturals; about half of them keep the
     shortfall).  Penalties are at most 1000 (``rules`` checks), which the 10-bit field relies on."""
     use_sf = not laid and contract
-    fast = use_sf and _sf_prepare(hands, rv, g, seat, rnd, sfw)
+    fast = use_sf and sf_prepare(hands, rv, g, seat, rnd, sfw)
     use_u = not laid or not contract
     ace_low = -np.int64(1 if rv[R_ACE_LOW] == 1 else 0)
     ace_high = -np.int64(1 if rv[R_ACE_HIGH] == 1 else 0)
     dup = -np.int64(1 if rv[R_SET_ALLOW_DUPLICATE_SUIT] != 0 else 0)
     hand = hands[g, seat]
-    if not fast:                     # (``_sf_prepare`` stored them)
+    if not fast:                     # (``sf_prepare`` stored them)
         for s in range(4):
             sfw[_SFW_PM + s] = run_mask(hand, s, 2 + ace_low, 13 - ace_high)
     held, pos, twice = _suit_lanes(hand, sfw, fast or (use_u and dup != 0))
@@ -254,7 +253,7 @@ def _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
         if not laid:
             # keep what brings the contract closer, then what sits near other cards
             if contract:
-                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1)
+                sf = shortfall_with(hands, rv, g, seat, rnd, t, -1)
             u = card_usefulness(hands, rv, g, seat, t, 1, gapw)
         elif not contract:
             # points variants keep building new melds after the opening: keep partners

@@ -6,7 +6,7 @@ numba needs the kernels as compile-time constants, so dispatch has ``MAX_AGENTS`
 filled from the registry at import: an id compare and a direct call per slot, and no code here
 names an agent.
 
-Randomness comes only from the counter-based generator of ``kalooki_sim.rng``: the caller passes
+Randomness comes only from the counter-based generator of ``kalooki_sim.core.rng``: the caller passes
 the seat's stream key (``rng_key(seed, game_id, core.STREAM_POLICY_BASE + seat)``) and a one-element
 ``int64`` counter array that is advanced in place, so a game's decisions depend on (seed, game id)
 only — never on threads or batches.
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kalooki_sim.core.jit import njit
 from kalooki_sim.engine.layout import N_ACTIONS
-from kalooki_sim.jit import njit
 
 from .declare import MAX_AGENTS
 from .known import KNOWN_GEN, forget_known, is_legal

@@ -55,35 +55,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.engine.core import draw_mode
-from kalooki_sim.engine.fit import tack_may_fit
-from kalooki_sim.engine.layout import (
-    A_DISCARD, G_DISC_N, G_N_MELDS, G_NP, G_HAND_NO, G_LAST_HAND, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, MI_HI,
-    MI_KIND, MI_LEN, MI_LO, MK_RUN, N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS,
-    PS_LAID,
-)
-from kalooki_sim.jit import njit
-from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.rulevec import (
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
     CALLS_LIMIT_SCOPE_HAND, DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT,
-    PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_CALLS_LIMIT_SCOPE, R_MAX_CALLS_PER_PLAYER, R_N_DECKS,
-    R_OPENING_MODE, R_PENALTY, R_PLAY_DIRECTION, R_SET_ALLOW_DUPLICATE_SUIT,
+    R_CALLS_LIMIT_SCOPE, R_MAX_CALLS_PER_PLAYER, R_OPENING_MODE, R_PENALTY,
+)
+from kalooki_sim.engine.core import draw_mode
+from kalooki_sim.engine.layout import (
+    A_DISCARD, G_DISC_N, G_HAND_NO, G_LAST_HAND, G_NP, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, N_TYPES,
+    PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS, PS_LAID,
 )
 
-from .discard import _first_legal
 from .declare import CompiledAgent, Param, param_index
+from .discard import _first_legal
 from .greedy import (
     KNOWN_LEN as GREEDY_KNOWN_LEN, NOT_EXPLORING, P_CALL_THRESHOLD, P_DRAW_THRESHOLD, P_GAP_WEIGHT,
     PARAMS as GREEDY_PARAMS, _upswap_pick, explore, flow_action, greedy_discard, play_melds,
 )
 from .known import is_legal
-from .measures import _shortfall_with, _wants, card_usefulness, contract_shortfall
+from .measures import (
+    THROWN_LEN, _wants, card_usefulness, contract_shortfall, feed_share, live_potential, seen_counts, shortfall_with,
+    thrown_bits,
+)
 
-# the expert's decision memory: greedy's, then the public count of each card type (``_seen``),
+# the expert's decision memory: greedy's, then the public count of each card type (``seen_counts``),
 # then what each seat has thrown (``thrown_bits``)
 _KNOWN_SEEN = GREEDY_KNOWN_LEN
 _KNOWN_THROWN = _KNOWN_SEEN + N_TYPES
-THROWN_LEN = 2 * P_MAX
 KNOWN_LEN = _KNOWN_THROWN + THROWN_LEN
 
 # the expert's parameters: greedy's, then one per idea (the module docstring says each in full)
@@ -111,123 +109,6 @@ P_CALL_USE = param_index(PARAMS, "call_use")
 P_DRAW_USE = param_index(PARAMS, "draw_use")
 P_SF_WEIGHT = param_index(PARAMS, "sf_weight")
 P_CALL_BUDGET = param_index(PARAMS, "call_budget")
-
-
-@njit(_nrt=False)
-def _seen(gs, hands, disc, minfo, mcards, g, seat, seen):
-    """Copies of each card type whose place is public to ``seat``: own hand, pile, table."""
-    for t in range(N_TYPES):
-        seen[t] = hands[g, seat, t]
-    for i in range(gs[g, G_DISC_N]):
-        seen[disc[g, i]] += 1
-    for m in range(gs[g, G_N_MELDS]):
-        if minfo[g, m, MI_KIND] == MK_RUN:
-            lo = minfo[g, m, MI_LO]
-            hi = minfo[g, m, MI_HI]
-        else:
-            lo = 0
-            hi = minfo[g, m, MI_LEN] - 1
-        for q in range(lo, hi + 1):
-            c = mcards[g, m, q]
-            if c >= 0:
-                seen[c] += 1
-
-
-@njit(_nrt=False)
-def live_potential(rv, seen, t, gapw):
-    """Unseen copies of the naturals that meld with ``t`` (its rank in the other suits — and its
-    own suit where sets may repeat one —; its suit one rank away, and two ranks away at
-    ``gapw``), each as a share of the copies in the deck: 0 when every partner is dead."""
-    nd = rv[R_N_DECKS]
-    if nd <= 0 or t == JOKER:
-        return 0.0
-    s = t // 13
-    r = t % 13
-    sets = 0
-    for s2 in range(4):
-        if s2 == s and rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
-            continue
-        sets += max(nd - seen[s2 * 13 + r], 0)
-    one = 0
-    two = 0
-    for k in range(2):
-        if r == 0:
-            q = 1 if k == 0 else 14
-            if (q == 1 and rv[R_ACE_LOW] == 0) or (q == 14 and rv[R_ACE_HIGH] == 0):
-                continue
-        else:
-            if k == 1:
-                break
-            q = r + 1
-        for d in (-2, -1, 1, 2):
-            q2 = q + d
-            if q2 < 1 or q2 > 14 or (q2 == 1 and rv[R_ACE_LOW] == 0) or (q2 == 14 and rv[R_ACE_HIGH] == 0):
-                continue
-            left = max(nd - seen[pos_type(s, q2)], 0)
-            if d == 1 or d == -1:
-                one += left
-            else:
-                two += left
-    return (np.float64(sets) / (4.0 * nd) + np.float64(one) / nd + gapw * np.float64(two) / nd)
-
-
-@njit(_nrt=False)
-def thrown_bits(gs, disc, disc_by, g, thrown):
-    """What each seat ``o`` has thrown this hand (cards still in the pile), for ``_shunned``:
-    ``thrown[2 o]`` bit r for each rank, ``thrown[2 o + 1]`` bit t for each natural.  One pass
-    over the pile per decision; the discard then asks about every held card."""
-    for k in range(THROWN_LEN):
-        thrown[k] = 0
-    for i in range(gs[g, G_DISC_N]):
-        o = disc_by[g, i]
-        c = np.int64(disc[g, i])
-        if 0 <= o < P_MAX and 0 <= c < JOKER:
-            thrown[2 * o] |= np.int64(1) << (c % 13)
-            thrown[2 * o + 1] |= np.int64(1) << c
-
-
-@njit(_nrt=False, inline="always")
-def _shunned(thrown, o, t):
-    """Has seat ``o`` thrown (``thrown_bits``) ``t``'s rank or a card of its suit within two
-    ranks?  Then he is not collecting what ``t`` would feed."""
-    s = t // 13
-    r = t % 13
-    if (thrown[2 * o] >> r) & 1:
-        return True
-    lo = max(r - 2, 0)
-    hi = min(r + 2, 12)
-    window = ((np.int64(1) << (hi - lo + 1)) - 1) << (13 * s + lo)
-    return (thrown[2 * o + 1] & window) != 0
-
-
-@njit(_nrt=False)
-def feed_share(gs, ps, minfo, rv, g, seat, t, contract, thrown):
-    """Share of opponents who could take discard ``t`` and want it (module docstring);
-    ``thrown``: ``thrown_bits`` of this position."""
-    n = gs[g, G_NP]
-    if n <= 1:
-        return 0.0
-    nxt = (seat + (1 if rv[R_PLAY_DIRECTION] == PLAY_DIRECTION_LEFT else -1)) % n
-    feed = 0
-    for o in range(n):
-        if o == seat:
-            continue
-        if ps[g, o, PS_LAID] == 1:
-            if contract or o != nxt:
-                continue                # no calls and no discard draws once laid down
-            for m in range(gs[g, G_N_MELDS]):
-                if tack_may_fit(minfo, g, m, t):
-                    feed += 1
-                    break
-            continue
-        if o != nxt:
-            if not contract or rv[R_CALLS_ENABLED] == 0:
-                continue
-            if ps[g, o, PS_CALLS] >= rv[R_MAX_CALLS_PER_PLAYER]:
-                continue
-        if not _shunned(thrown, o, t):
-            feed += 1
-    return np.float64(feed) / np.float64(n - 1)
 
 
 @njit(_nrt=False)
@@ -267,7 +148,7 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
     laid = ps[g, seat, PS_LAID] == 1
     seen = known[_KNOWN_SEEN:_KNOWN_SEEN + N_TYPES]
     if cw > 0.0:
-        _seen(gs, hands, disc, minfo, mcards, g, seat, seen)
+        seen_counts(gs, hands, disc, minfo, mcards, g, seat, seen)
     thrown = known[_KNOWN_THROWN:_KNOWN_THROWN + THROWN_LEN]
     if defense > 0.0:
         thrown_bits(gs, disc, disc_by, g, thrown)
@@ -299,7 +180,7 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
                 w += cw * live_potential(rv, seen, t, gapw)
             w -= dz * np.float64(pen) / 10.0
             if use_sf:
-                sf = _shortfall_with(hands, rv, g, seat, rnd, t, -1) - base
+                sf = shortfall_with(hands, rv, g, seat, rnd, t, -1) - base
                 if sf_weight > 0.0:
                     w += sf_weight * np.float64(sf)
                     sf = 0
@@ -382,7 +263,7 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                         and calls_scarce(params, gs, ps, rv, g, seat)):
                     # a call only near the contract: the card, the call's extra card and one of
                     # the few calls are worth it when few cards are missing
-                    want = np.float64(_shortfall_with(hands, rv, g, seat, rnd, top, 1)) < call_sf
+                    want = np.float64(shortfall_with(hands, rv, g, seat, rnd, top, 1)) < call_sf
                 use = params[P_CALL_USE if ph == PH_CALL else P_DRAW_USE]
                 if not want and contract and use > 0.0:
                     want = card_usefulness(hands, rv, g, seat, top, 0, gapw) >= use

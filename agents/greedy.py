@@ -30,29 +30,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.bits import lowest_bit
+from kalooki_sim.core.bits import lowest_bit
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rng import rng_uniform
+from kalooki_sim.core.rulevec import (
+    DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT, R_OPENING_MODE,
+    R_PENALTY, R_TABLE_MANIPULATION,
+)
 from kalooki_sim.engine.core import draw_mode
 from kalooki_sim.engine.layout import (
-    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_LAY, A_MOVE, A_PASS, A_SETSWAP,
-    A_TACK, A_UPSWAP, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, MI_HI, MI_KEY, MI_KIND,
-    MI_LO, MI_NJ, MK_JSET, MK_RUN, MK_SET, M_MAX, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY,
-    PH_UPSWAP, PS_LAID,
+    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_LAY, A_MOVE, A_PASS, A_SETSWAP, A_TACK,
+    A_UPSWAP, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, M_MAX, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ,
+    MK_JSET, MK_RUN, MK_SET, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_LAID,
 )
-from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type, suit_ranks_held
-from kalooki_sim.rng import rng_uniform
-from kalooki_sim.rulevec import (
-    DISCARD_DRAW_BEFORE_OPENING_ANY, DISCARD_DRAW_BEFORE_OPENING_NEVER, OPENING_MODE_CONTRACT,
-    R_OPENING_MODE, R_PENALTY, R_TABLE_MANIPULATION,
-)
 
 from .declare import CompiledAgent, Param, param_index
 from .discard import _discard_fallback, _discard_pick, _first_legal
 from .known import KNOWN_GEN, is_legal
 from .manipulation import greedy_manipulation
-from .measures import _SFW_LEN, _wants, card_usefulness
+from .measures import SFW_LEN, _wants, card_usefulness
 from .random_agent import random_legal
-
 
 # greedy's parameters (``agents/declare.py``); the expert's row starts with them
 PARAMS = (
@@ -74,7 +72,7 @@ NOT_EXPLORING = -2
 # A seat's decision memory: the legality cache (``agents.known``: an entry per action, then the
 # generation), then the greedy discard's scratch, so that no decision allocates.
 _KNOWN_SCRATCH = KNOWN_GEN + 1
-_KNOWN_FITS = _KNOWN_SCRATCH + _SFW_LEN    # per table meld: the cards it may take (``_tack_candidates``)
+_KNOWN_FITS = _KNOWN_SCRATCH + SFW_LEN    # per table meld: the cards it may take (``_tack_candidates``)
 KNOWN_LEN = _KNOWN_FITS + M_MAX
 
 

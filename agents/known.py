@@ -10,9 +10,9 @@ measurable share of a greedy hand).
 
 from __future__ import annotations
 
+from kalooki_sim.core.jit import njit
 from kalooki_sim.engine.core import NEEDS_TABLE, check_action, check_flow_action
 from kalooki_sim.engine.layout import N_ACTIONS
-from kalooki_sim.jit import njit
 
 __all__ = ["KNOWN_GEN", "forget_known", "is_legal"]
 

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_ACE_HIGH, R_ACE_LOW, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION
 from kalooki_sim.engine.core import hand_plan_places
 from kalooki_sim.engine.layout import (
-    A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN,
-    MI_LO, MK_RUN, MK_SET, PS_LAID,
+    A_SETSUB, A_SETTAKE, A_SHIFT, A_SPLIT, A_TAKE_END, G_N_MELDS, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MK_RUN,
+    MK_SET, PS_LAID,
 )
-from kalooki_sim.jit import njit
 from kalooki_sim.melds.positions import pos_type, run_mask
 from kalooki_sim.melds.search import natural_meldable_held
-from kalooki_sim.rulevec import R_ACE_HIGH, R_ACE_LOW, R_RUN_MIN_SIZE, R_TABLE_MANIPULATION
 
 from .known import is_legal
 

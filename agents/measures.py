@@ -1,9 +1,14 @@
-"""Greedy's two measures of a hand: how far it is from the round's contract
-(``contract_shortfall``) and how much a card helps it toward melds (``card_usefulness``).
+"""What the agents and the observation measure of a hand and of the table, in one module both use.
+
+Of a hand: how far it is from the round's contract (``contract_shortfall``) and how much a card
+helps it toward melds (``card_usefulness``).  Of the table, from the public cards only: the copies
+of each card type whose place a seat knows (``seen_counts``), the unseen partners of a card
+(``live_potential``), what each seat has thrown (``thrown_bits``) and the share of opponents a
+discard would feed (``feed_share``).
 
 Both are guides for the agent, not bounds the engine relies on.  Greedy asks the shortfall of the
 hand with one card more or less for every candidate, so it is also kept incrementally
-(``_sf_prepare``/``_sf_changed``); tests/test_greedy_fast.py holds each shortcut equal to the
+(``sf_prepare``/``sf_changed``); tests/test_greedy_fast.py holds each shortcut equal to the
 definition it stands for.
 """
 
@@ -11,15 +16,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.bits import byte_tops, rank_count_words, rank_tops_above, ranks_above, ranks_above_words
-from kalooki_sim.engine.layout import JOKER
-from kalooki_sim.jit import njit
-from kalooki_sim.melds.positions import (
-    best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, smallest4,
-    suit_fewest_missing, sum_smallest4, windows_of,
+from kalooki_sim.core.bits import byte_tops, rank_count_words, rank_tops_above, ranks_above, ranks_above_words
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
+    PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_MAX_CALLS_PER_PLAYER, R_N_DECKS, R_PLAY_DIRECTION,
+    R_ROUND_BASE, R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, ROUND_STRIDE,
 )
-from kalooki_sim.rulevec import (
-    ROUND_STRIDE, R_ACE_HIGH, R_ACE_LOW, R_ROUND_BASE, R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE,
+from kalooki_sim.engine.fit import tack_may_fit
+from kalooki_sim.engine.layout import (
+    G_DISC_N, G_N_MELDS, G_NP, JOKER, MI_HI, MI_KIND, MI_LEN, MI_LO, MK_RUN, N_TYPES, P_MAX, PS_CALLS, PS_LAID,
+)
+from kalooki_sim.melds.positions import (
+    best_window_covers, fewest_missing_in_runs, fewest_of, pos_type, run_mask, smallest4, suit_fewest_missing,
+    sum_smallest4, windows_of,
 )
 
 
@@ -43,7 +52,7 @@ def contract_shortfall(hands, rv, g, p, round_idx):
 
 
 @njit(_nrt=False)
-def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
+def shortfall_with(hands, rv, g, p, round_idx, t, delta):
     """Shortfall after adding (delta = 1) or removing (delta = -1) one card of type t."""
     hands[g, p, t] += delta
     v = contract_shortfall(hands, rv, g, p, round_idx)
@@ -54,7 +63,7 @@ def _shortfall_with(hands, rv, g, p, round_idx, t, delta):
 # Incremental shortfall: the greedy agent asks for the shortfall of the hand with one card more or
 # less (every discard candidate, every offered discard).  A one-card change touches one suit of the
 # run part and one rank of the set part, so the rest is computed once per decision into a small
-# workspace ``sfw`` (int64[_SFW_LEN]) and each candidate costs a few lookups (a natural other than
+# workspace ``sfw`` (int64[SFW_LEN]) and each candidate costs a few lookups (a natural other than
 # an ace leaving) or one rescan of its suit's positions.  The result is exactly
 # ``contract_shortfall`` of the changed hand (tests/test_greedy_fast.py checks that).
 _SFW_SB = 0          # fewest missing naturals in a run window, per suit (4)
@@ -62,9 +71,9 @@ _SFW_COV = 4         # per suit: positions every best run window covers (bit mas
 _SFW_PM = 8          # per suit: run positions held (``positions.run_mask``)
 _SFW_HIST = 12       # ranks per set need 0..smin (smin + 2 <= _SFW_HMAX)
 _SFW_HMAX = 15
-_SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
+SFW_BASE = _SFW_HIST + _SFW_HMAX   # the unchanged hand's shortfall
 # ... and the two terms after one card leaves, which depend only on its suit and its rank's count:
-_SFW_RUN_SAME = _SFW_BASE + 1        # run term when no suit's best window loses a card
+_SFW_RUN_SAME = SFW_BASE + 1        # run term when no suit's best window loses a card
 _SFW_RUN_DROP = _SFW_RUN_SAME + 1    # run term when suit s's best grows by one (4)
 _SFW_SET_MINUS = _SFW_RUN_DROP + 4   # set term when a rank held c times loses one (c = 1..smin;
                                      # c = smin + 1 stands for "more than smin": unchanged)
@@ -73,7 +82,7 @@ _SFW_SB_ACE = _SFW_SET_MINUS + _SFW_HMAX  # per suit: fewest missing once an ace
 _SFW_DSET = _SFW_SB_ACE + 4              # bit r: one natural of rank r leaving raises the set term
 _SFW_U_ORDER = _SFW_DSET + 1             # the 21 usefulness counts in order (``_usefulness_order``)
 _SFW_U_GAPW = _SFW_U_ORDER + 21          # ... for this gap weight (float bits + 1; 0: none yet)
-_SFW_LEN = _SFW_U_GAPW + 1
+SFW_LEN = _SFW_U_GAPW + 1
 
 
 @njit(_nrt=False)
@@ -91,7 +100,7 @@ def _sets_part(hist, smin, T):
 
 
 @njit(_nrt=False, inline="always")     # once per discard: a call would pass some 30 words
-def _sf_prepare(hands, rv, g, p, round_idx, sfw):
+def sf_prepare(hands, rv, g, p, round_idx, sfw):
     """Fill ``sfw`` for seat ``p``'s hand; returns False when the fast path does not apply
     (a set minimum beyond the workspace) and the caller must use ``contract_shortfall``."""
     base = R_ROUND_BASE + round_idx * ROUND_STRIDE + 5
@@ -170,7 +179,7 @@ def _sf_prepare(hands, rv, g, p, round_idx, sfw):
         from_lo, from_hi = rank_tops_above(lo, hi, c_low - 1)
         over_lo, over_hi = rank_tops_above(lo, hi, smin)
         dset = byte_tops(from_lo & ~over_lo) | (byte_tops(from_hi & ~over_hi) << 5)
-    sfw[_SFW_BASE] = total
+    sfw[SFW_BASE] = total
     sfw[_SFW_DSET] = dset
     return True
 
@@ -182,11 +191,11 @@ def _rank_count(hands, g, p, r):
 
 
 @njit(_nrt=False, inline="always")
-def _sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
-    """``_shortfall_with(hands, rv, g, p, round_idx, t, delta)`` from a workspace filled by
-    ``_sf_prepare`` for the unchanged hand (which is left unchanged)."""
+def sf_changed(hands, rv, g, p, round_idx, t, delta, sfw):
+    """``shortfall_with(hands, rv, g, p, round_idx, t, delta)`` from a workspace filled by
+    ``sf_prepare`` for the unchanged hand (which is left unchanged)."""
     if t == JOKER:
-        return sfw[_SFW_BASE] - delta
+        return sfw[SFW_BASE] - delta
     s = t // 13
     r = t % 13
     h = np.int64(hands[g, p, t])
@@ -311,7 +320,7 @@ def _sets_need_sum(hands, g, p, smin, T):
 
 @njit(_nrt=False, inline="always")
 def _closer_with(hands, rv, g, p, round_idx, t):
-    """``_shortfall_with(.., t, 1) < contract_shortfall(..)``: does card ``t`` bring the contract
+    """``shortfall_with(.., t, 1) < contract_shortfall(..)``: does card ``t`` bring the contract
     closer?  A card more never raises the run or the set term, so the answer is yes exactly when
     one of them drops: the set term is recounted with t's rank, the run term only when t's suit
     gains a position (the other suits are scanned only if that suit's best window improved).
@@ -370,3 +379,126 @@ def _wants(hands, rv, g, p, rnd, t, contract, gapw, threshold):
     if contract:   # only asked while p has not laid down (calls and discard draws need that)
         return _closer_with(hands, rv, g, p, rnd, t)
     return card_usefulness(hands, rv, g, p, t, 0, gapw) >= threshold
+
+
+# ---- the table, as a seat sees it
+
+# what each seat has thrown this hand (``thrown_bits``): two words per seat
+THROWN_LEN = 2 * P_MAX
+
+
+@njit(_nrt=False)
+def seen_counts(gs, hands, disc, minfo, mcards, g, seat, seen):
+    """Copies of each card type whose place is public to ``seat``: own hand, pile, table."""
+    for t in range(N_TYPES):
+        seen[t] = hands[g, seat, t]
+    for i in range(gs[g, G_DISC_N]):
+        seen[disc[g, i]] += 1
+    for m in range(gs[g, G_N_MELDS]):
+        if minfo[g, m, MI_KIND] == MK_RUN:
+            lo = minfo[g, m, MI_LO]
+            hi = minfo[g, m, MI_HI]
+        else:
+            lo = 0
+            hi = minfo[g, m, MI_LEN] - 1
+        for q in range(lo, hi + 1):
+            c = mcards[g, m, q]
+            if c >= 0:
+                seen[c] += 1
+
+
+@njit(_nrt=False)
+def live_potential(rv, seen, t, gapw):
+    """Unseen copies of the naturals that meld with ``t`` (its rank in the other suits — and its
+    own suit where sets may repeat one —; its suit one rank away, and two ranks away at
+    ``gapw``), each as a share of the copies in the deck: 0 when every partner is dead."""
+    nd = rv[R_N_DECKS]
+    if nd <= 0 or t == JOKER:
+        return 0.0
+    s = t // 13
+    r = t % 13
+    sets = 0
+    for s2 in range(4):
+        if s2 == s and rv[R_SET_ALLOW_DUPLICATE_SUIT] == 0:
+            continue
+        sets += max(nd - seen[s2 * 13 + r], 0)
+    one = 0
+    two = 0
+    for k in range(2):
+        if r == 0:
+            q = 1 if k == 0 else 14
+            if (q == 1 and rv[R_ACE_LOW] == 0) or (q == 14 and rv[R_ACE_HIGH] == 0):
+                continue
+        else:
+            if k == 1:
+                break
+            q = r + 1
+        for d in (-2, -1, 1, 2):
+            q2 = q + d
+            if q2 < 1 or q2 > 14 or (q2 == 1 and rv[R_ACE_LOW] == 0) or (q2 == 14 and rv[R_ACE_HIGH] == 0):
+                continue
+            left = max(nd - seen[pos_type(s, q2)], 0)
+            if d == 1 or d == -1:
+                one += left
+            else:
+                two += left
+    return (np.float64(sets) / (4.0 * nd) + np.float64(one) / nd + gapw * np.float64(two) / nd)
+
+
+@njit(_nrt=False)
+def thrown_bits(gs, disc, disc_by, g, thrown):
+    """What each seat ``o`` has thrown this hand (cards still in the pile), for ``_shunned``:
+    ``thrown[2 o]`` bit r for each rank, ``thrown[2 o + 1]`` bit t for each natural.  One pass
+    over the pile per decision; the discard then asks about every held card."""
+    for k in range(THROWN_LEN):
+        thrown[k] = 0
+    for i in range(gs[g, G_DISC_N]):
+        o = disc_by[g, i]
+        c = np.int64(disc[g, i])
+        if 0 <= o < P_MAX and 0 <= c < JOKER:
+            thrown[2 * o] |= np.int64(1) << (c % 13)
+            thrown[2 * o + 1] |= np.int64(1) << c
+
+
+@njit(_nrt=False, inline="always")
+def _shunned(thrown, o, t):
+    """Has seat ``o`` thrown (``thrown_bits``) ``t``'s rank or a card of its suit within two
+    ranks?  Then he is not collecting what ``t`` would feed."""
+    s = t // 13
+    r = t % 13
+    if (thrown[2 * o] >> r) & 1:
+        return True
+    lo = max(r - 2, 0)
+    hi = min(r + 2, 12)
+    window = ((np.int64(1) << (hi - lo + 1)) - 1) << (13 * s + lo)
+    return (thrown[2 * o + 1] & window) != 0
+
+
+@njit(_nrt=False)
+def feed_share(gs, ps, minfo, rv, g, seat, t, contract, thrown):
+    """Share of opponents who could take discard ``t`` and want it (the defence of ``agents/expert.py``);
+    ``thrown``: ``thrown_bits`` of this position."""
+    n = gs[g, G_NP]
+    if n <= 1:
+        return 0.0
+    nxt = (seat + (1 if rv[R_PLAY_DIRECTION] == PLAY_DIRECTION_LEFT else -1)) % n
+    feed = 0
+    for o in range(n):
+        if o == seat:
+            continue
+        if ps[g, o, PS_LAID] == 1:
+            if contract or o != nxt:
+                continue                # no calls and no discard draws once laid down
+            for m in range(gs[g, G_N_MELDS]):
+                if tack_may_fit(minfo, g, m, t):
+                    feed += 1
+                    break
+            continue
+        if o != nxt:
+            if not contract or rv[R_CALLS_ENABLED] == 0:
+                continue
+            if ps[g, o, PS_CALLS] >= rv[R_MAX_CALLS_PER_PLAYER]:
+                continue
+        if not _shunned(thrown, o, t):
+            feed += 1
+    return np.float64(feed) / np.float64(n - 1)

@@ -1,15 +1,15 @@
 """The random agent: a uniform choice among the legal actions (also greedy's exploration).
 
-Randomness comes only from the counter-based generator of ``kalooki_sim.rng`` (the seat's stream
+Randomness comes only from the counter-based generator of ``kalooki_sim.core.rng`` (the seat's stream
 key and a counter advanced in place), so a game's decisions depend on (seed, game id) only.
 """
 
 from __future__ import annotations
 
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rng import rng_below
 from kalooki_sim.engine.core import legal_mask
 from kalooki_sim.engine.layout import N_ACTIONS
-from kalooki_sim.jit import njit
-from kalooki_sim.rng import rng_below
 
 from .declare import CompiledAgent
 

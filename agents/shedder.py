@@ -9,11 +9,11 @@ other line is its name in ``agents/registry.py``.
 
 from __future__ import annotations
 
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rng import rng_uniform
+from kalooki_sim.core.rulevec import R_PENALTY
 from kalooki_sim.engine.core import legal_mask
 from kalooki_sim.engine.layout import A_DISCARD, A_LAY, K_PLANS, N_TYPES
-from kalooki_sim.jit import njit
-from kalooki_sim.rng import rng_uniform
-from kalooki_sim.rulevec import R_PENALTY
 
 from .declare import CompiledAgent, Param, param_index
 from .random_agent import random_action

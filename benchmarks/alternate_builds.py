@@ -31,11 +31,15 @@ import os, sys, time
 os.sched_setaffinity(0, {int(sys.argv[1])})
 import numba
 numba.set_num_threads(1)
+import importlib
 import kalooki_sim, kalooki_sim.agents.compiled
 from kalooki_sim import load_rules
-from kalooki_sim.rollout import simulate
 tree = os.path.realpath(sys.argv[3])
-for mod in (kalooki_sim, kalooki_sim.agents.compiled):
+# builds from before the package was grouped by job (issue 39) keep the driver at the top
+grouped = os.path.isdir(os.path.join(tree, "kalooki_sim", "runtime"))
+rollout = importlib.import_module("kalooki_sim.runtime.rollout" if grouped else "kalooki_sim.rollout")
+simulate = rollout.simulate
+for mod in (kalooki_sim, kalooki_sim.agents.compiled, rollout):
     if not os.path.realpath(mod.__file__).startswith(tree + os.sep):
         sys.exit(f"alternate_builds: {mod.__name__} came from {mod.__file__}, not from {tree}")
 rules = load_rules(sys.argv[2])

@@ -69,12 +69,17 @@ def worker(args) -> None:
 
     os.sched_setaffinity(0, {args.core})
     numba.set_num_threads(1)
-    from kalooki_sim import load_rules
+    import importlib
+
     import kalooki_sim.agents.compiled
-    from kalooki_sim.rollout import simulate
+    from kalooki_sim import load_rules
 
     tree = Path(args.tree).resolve()
-    for mod in (sys.modules["kalooki_sim"], kalooki_sim.agents.compiled):
+    # builds from before the package was grouped by job (issue 39) keep the driver at the top
+    grouped = (tree / "kalooki_sim" / "runtime").is_dir()
+    rollout = importlib.import_module("kalooki_sim.runtime.rollout" if grouped else "kalooki_sim.rollout")
+    simulate = rollout.simulate
+    for mod in (sys.modules["kalooki_sim"], kalooki_sim.agents.compiled, rollout):
         if tree not in Path(mod.__file__).resolve().parents:
             sys.exit(f"compare_builds: {mod.__name__} came from {mod.__file__}, not from {tree}")
     rules = load_rules(args.preset)

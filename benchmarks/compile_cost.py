@@ -13,7 +13,7 @@ while it was the innermost compile.  Lines:
 * ``{"what": "function", ...}``: the top ``--top`` kernels by self compile time, with their
   slowest numba passes (``passes_s``; ``native_lowering`` holds the LLVM optimisation) and
   overload counts (``literal``: overloads with a literal-constant argument type, see
-  ``specialise_constants`` in ``kalooki_sim/jit.py``);
+  ``specialise_constants`` in ``kalooki_sim/core/jit.py``);
 * ``{"what": "overloads", ...}``: every kernel compiled more than once, with its signatures.
 
     python benchmarks/compile_cost.py [--top 20] [--n-games 8]
@@ -36,7 +36,7 @@ def _child(args) -> None:
     from numba.core import event, types
 
     from kalooki_sim import load_rules
-    from kalooki_sim.rollout import simulate
+    from kalooki_sim.runtime.rollout import simulate
     t_import = time.perf_counter() - t0
 
     rules = load_rules("caribbean")
@@ -90,7 +90,7 @@ def _child(args) -> None:
         else:
             total_top += span
 
-    import kalooki_sim.jit as jit
+    import kalooki_sim.core.jit as jit
     overloads, passes = {}, {}
     for d in _dispatchers():
         name = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
@@ -140,7 +140,7 @@ def _dispatchers():
     """Every project dispatcher alive in this process."""
     import gc
 
-    from kalooki_sim.jit import KernelDispatcher
+    from kalooki_sim.core.jit import KernelDispatcher
     return [o for o in gc.get_objects() if isinstance(o, KernelDispatcher)]
 
 

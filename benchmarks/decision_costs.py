@@ -27,12 +27,12 @@ from numba.extending import intrinsic
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import params_matrix, policy_id
 from kalooki_sim.agents.compiled import KNOWN_LEN, seat_action
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rng import rng_key
+from kalooki_sim.core.rulevec import R_N_ROUNDS
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.core import STREAM_POLICY_BASE, apply_action, deal_hand, reset_game
 from kalooki_sim.engine.state import State
-from kalooki_sim.jit import njit
-from kalooki_sim.rng import rng_key
-from kalooki_sim.rulevec import R_N_ROUNDS
 
 PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: "play",
           L.PH_UPSWAP: "upswap"}

@@ -27,14 +27,11 @@ import numpy as np
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, default_params
 from kalooki_sim.agents.compiled import choose_action
-from kalooki_sim.engine import core
-from kalooki_sim.engine import layout as L
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rng import rng_key
+from kalooki_sim.engine import core, layout as L
 from kalooki_sim.engine.state import State
-from kalooki_sim.jit import njit
-from kalooki_sim.melds.search import (
-    B_NODES, MAX_MELDS, REC, best_lay_down_must, contract_out_of_reach, new_workspace,
-)
-from kalooki_sim.rng import rng_key
+from kalooki_sim.melds.search import B_NODES, MAX_MELDS, REC, best_lay_down_must, contract_out_of_reach, new_workspace
 
 # a recorded draw: round index, seat, then the hand's 53 counts
 _ROUND, _SEAT, _HAND = 0, 1, 2

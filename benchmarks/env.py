@@ -42,8 +42,8 @@ import numba
 import numpy as np
 
 from kalooki_sim import load_rules
-from kalooki_sim.env import KalookiVecEnv
-from kalooki_sim.rollout import simulate
+from kalooki_sim.runtime.env import KalookiVecEnv
+from kalooki_sim.runtime.rollout import simulate
 
 
 def _line(**kw):
@@ -98,7 +98,7 @@ def _network(rules, n, seed):
     import torch
 
     from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet
-    from kalooki_sim.strategies import StrategyError, learned_policy
+    from kalooki_sim.runtime.strategies import StrategyError, learned_policy
 
     if n == 4:
         try:

@@ -21,8 +21,8 @@ import time
 import numpy as np
 
 from kalooki_sim import load_rules
-from kalooki_sim.cards import counts_of
-from kalooki_sim.jit import njit
+from kalooki_sim.core.cards import counts_of
+from kalooki_sim.core.jit import njit
 from kalooki_sim.melds.reference import ref_best_lay_down
 from kalooki_sim.melds.search import MAX_MELDS, REC, best_lay_down_counts, best_lay_down_ws, new_workspace
 from kalooki_sim.testing import random_test_hand, uniform_hand

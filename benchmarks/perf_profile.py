@@ -77,7 +77,7 @@ def main(argv=None):
     import numba
 
     from kalooki_sim import load_rules
-    from kalooki_sim.rollout import simulate
+    from kalooki_sim.runtime.rollout import simulate
     rules = load_rules(args.preset)
     pols = [args.agents] * 4
     simulate(rules, 4, pols, n_games=64, seed=1, first_game_id=10**9)   # load / compile

@@ -26,7 +26,7 @@ import numpy as np
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import policy_id
-from kalooki_sim.rollout import simulate
+from kalooki_sim.runtime.rollout import simulate
 
 
 def hands_per_second(rules, agents, n, threads, seed=1, repeats=3):
@@ -67,7 +67,7 @@ def open_spiel_games_per_second(n=500):
 
 
 _SNIPPET = ("import time; t=time.perf_counter(); import numpy as np; from kalooki_sim import load_rules; "
-            "from kalooki_sim.rollout import simulate; "
+            "from kalooki_sim.runtime.rollout import simulate; "
             "simulate(load_rules('caribbean'), 4, [1,1,0,0], np.zeros((4,1)), 8, 0, mode='hands'); "
             "print(time.perf_counter()-t)")
 

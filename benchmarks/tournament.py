@@ -22,9 +22,9 @@ import time
 import numba
 
 from kalooki_sim import load_rules
-from kalooki_sim.rollout import simulate
-from kalooki_sim.strategies import lineup
-from kalooki_sim.tournament import TournamentConfig, analyse, run_tournament
+from kalooki_sim.runtime.rollout import simulate
+from kalooki_sim.runtime.strategies import lineup
+from kalooki_sim.studies.tournament import TournamentConfig, analyse, run_tournament
 
 
 def main(argv=None) -> int:

@@ -8,8 +8,8 @@
     python experiments/balance.py --report-only        # rewrite report.md from the rows on disk
     python experiments/balance.py --estimate 0.0625    # play 1/16 of every cell, project the play time
 
-The grid, the cells and the statistics live in ``kalooki_sim.balance``, the execution of shards in
-``kalooki_sim.backends``, the report in ``kalooki_sim.balance_report``; this file only reads the
+The grid, the cells and the statistics live in ``kalooki_sim.studies.balance``, the execution of shards in
+``kalooki_sim.studies.backends``, the report in ``kalooki_sim.studies.balance_report``; this file only reads the
 arguments.  The run directory (``out`` of the config, or ``--out``) gets ``meta.json``, the rows
 of every cell (parquet shards), ``summary/*.parquet``, ``report.md`` and its figures.
 """
@@ -42,8 +42,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
 
-    from kalooki_sim.balance import estimate, expand, load_config, run_study, shards
-    from kalooki_sim.balance_report import write_report
+    from kalooki_sim.studies.balance import estimate, expand, load_config, run_study, shards
+    from kalooki_sim.studies.balance_report import write_report
 
     path = args.config or (QUICK if args.quick else DEFAULT)
     cfg = load_config(path, out=args.out)

@@ -2,7 +2,7 @@
 
     python experiments/simulate.py configs/experiments/caribbean_greedy_vs_random.toml [--resume]
 
-Keys are the fields of ``kalooki_sim.simulate.SimulationConfig``; an unknown key is an error.  The
+Keys are the fields of ``kalooki_sim.studies.simulate.SimulationConfig``; an unknown key is an error.  The
 run directory gets the config, seed, rules, versions and git commit next to the results.
 """
 
@@ -13,7 +13,7 @@ import dataclasses
 import sys
 import tomllib
 
-from kalooki_sim.simulate import SimulationConfig, format_summary, run_simulation, write_summary
+from kalooki_sim.studies.simulate import SimulationConfig, format_summary, run_simulation, write_summary
 
 
 def load_config(path: str) -> SimulationConfig:

@@ -18,7 +18,7 @@ and the same per-update figures in ``progress.csv``.
 2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits, CleanRL's target-KL
    stop; ``--value-warmup`` updates first fit the critic alone: cloning trains no value, and
    advantages from an untrained one moved the cloned policy far in one update) on ``--num-envs``
-   games in lockstep (``kalooki_sim.env``: the opponents are compiled agents played inside the
+   games in lockstep (``kalooki_sim.runtime.env``: the opponents are compiled agents played inside the
    loop), one learner seat a game, seats rotated game by game.  The reward is the learner's hand
    win (1 when it goes out), so a hand's return is its win share, what the evaluation measures;
    with ``--mode matches`` an episode is a whole match (9 hands in Caribbean) and the reward its
@@ -69,9 +69,9 @@ import torch
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint
-from kalooki_sim.env import N_ACTIONS, KalookiVecEnv
-from kalooki_sim.policy_play import play_policies
-from kalooki_sim.stats import clustered_mean
+from kalooki_sim.analysis.stats import clustered_mean
+from kalooki_sim.runtime.env import N_ACTIONS, KalookiVecEnv
+from kalooki_sim.runtime.policy_play import play_policies
 
 EVAL_FIRST_GAME = 10**12        # evaluation deals: training game ids never get near this
 CSV_FIELDS = ("update", "global_step", "samples_per_s", "train_win_share", "pg_loss", "v_loss", "entropy",

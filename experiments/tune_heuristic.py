@@ -81,7 +81,7 @@ class Problem:
     def __init__(self, a: TuneArgs):
         from kalooki_sim import load_rules
         from kalooki_sim.agents.base import PARAM_BOUNDS, PARAM_NAMES
-        from kalooki_sim.strategies import lineup
+        from kalooki_sim.runtime.strategies import lineup
 
         self.a = a
         self.rules = load_rules(a.variant)
@@ -97,7 +97,7 @@ class Problem:
         self.hi = np.array([bounds[i][1] for i in self.idx])
         self.ids, self.params = ids, params
         self.n = len(ids)
-        from kalooki_sim.tournament import OUTCOMES
+        from kalooki_sim.studies.tournament import OUTCOMES
 
         if a.mode not in OUTCOMES:
             raise SystemExit(f"mode must be one of {', '.join(OUTCOMES)}, not {a.mode!r}")
@@ -122,7 +122,7 @@ class Problem:
 
     def evaluate(self, zs, generation: int) -> np.ndarray:
         """Fitness (lower is better) of every candidate, all on the generation's common deals."""
-        from kalooki_sim.tournament import play_seatings
+        from kalooki_sim.studies.tournament import play_seatings
 
         a = self.a
         deals = np.arange(generation * a.deals_per_generation, (generation + 1) * a.deals_per_generation)
@@ -141,7 +141,7 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
     import cma
     from tqdm import tqdm
 
-    from kalooki_sim.records import first_difference
+    from kalooki_sim.studies.records import first_difference
 
     prob = Problem(a)
     out = Path(a.out)
@@ -156,7 +156,7 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
             raise SystemExit(f"cannot resume {out}: {diff}")
         es, history = st["es"], st["history"]
     else:
-        from kalooki_sim.records import git_state, package_versions
+        from kalooki_sim.studies.records import git_state, package_versions
 
         (out / "meta.json").write_text(json.dumps({"args": dataclasses.asdict(a), "git": git_state(),
                                                    "versions": package_versions()}, indent=2, default=str))
@@ -230,7 +230,7 @@ def check(a: TuneArgs, out: Path) -> dict:
     """A fresh duplicate tournament (seed ``check_seed``: deals never used in tuning), in the
     tuning's mode: tuned vs untuned among the field; returns the paired difference of their
     objective (tuned minus untuned) with its 95 % interval."""
-    from kalooki_sim.tournament import TournamentConfig, entrant_labels, run_tournament
+    from kalooki_sim.studies.tournament import TournamentConfig, entrant_labels, run_tournament
 
     path = Path(a.strategies_dir) / f"{a.save_as}.toml"
     cfg = TournamentConfig(variant=a.variant, players=len(a.field) + 1,

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 
-from .cards import format_cards, parse_cards
-from .rules import RulesError, list_overlays, list_presets, load_rules
+from kalooki_sim.core.cards import format_cards, parse_cards
+from kalooki_sim.core.rules import RulesError, list_overlays, list_presets, load_rules
 
 
 def _deal(rules, rng, size):
@@ -18,8 +18,9 @@ def _deal(rules, rng, size):
 
 def cmd_demo(args) -> int:
     """Deal random hands and show the meld engine's best lay-down for each."""
+    from kalooki_sim.core.scoring import hand_penalty
+
     from .melds import best_lay_down
-    from .scoring import hand_penalty
 
     _positive_flag(args.hands, "--hands")
     _positive_flag(args.players, "--players")
@@ -63,7 +64,7 @@ def _positive_flag(value, flag: str) -> None:
 
 
 def _seed_flag(value) -> None:
-    from .simulate import SEED_MAX
+    from kalooki_sim.studies.simulate import SEED_MAX
 
     if not 0 <= value <= SEED_MAX:
         raise ValueError(f"--seed must be an integer in 0..2**63-1, got {value}")
@@ -102,7 +103,7 @@ def _check_simulate_flags(args) -> None:
 def cmd_simulate(args) -> int:
     """Simulate hands or matches (compiled agents, named strategies or checkpoints); write a run
     directory and print a summary."""
-    from .simulate import SimulationConfig, format_summary, run_simulation, write_summary
+    from kalooki_sim.studies.simulate import SimulationConfig, format_summary, run_simulation, write_summary
 
     _check_simulate_flags(args)
     agents = _agents(args.agents, args.players, _DEFAULT_SIMULATE)
@@ -111,7 +112,7 @@ def cmd_simulate(args) -> int:
     if mode == "hands" and (args.hands_per_match is not None or args.max_hands is not None):
         raise ValueError("--hands-per-match and --max-hands only apply with --matches")
     if args.record:
-        from .strategies import is_learned, lineup
+        from kalooki_sim.runtime.strategies import is_learned, lineup
 
         if is_learned(agents):
             raise ValueError("--record cannot record learned agents (checkpoints) yet: replays are re-played "
@@ -131,7 +132,7 @@ def cmd_simulate(args) -> int:
     if args.record:
         from pathlib import Path
 
-        from .replay import record_games
+        from kalooki_sim.runtime.replay import record_games
 
         ids = range(min(args.record, games))
         path = Path(run.path) / "replays.jsonl"
@@ -144,7 +145,7 @@ def cmd_simulate(args) -> int:
 
 def cmd_tournament(args) -> int:
     """A duplicate-deal tournament: every deal played in every seating of its table."""
-    from .tournament import TournamentConfig, run_tournament
+    from kalooki_sim.studies.tournament import TournamentConfig, run_tournament
 
     for flag, v in (("--deals", args.deals), ("--players", args.players), ("--shard-deals", args.shard_deals)):
         _positive_flag(v, flag)
@@ -162,7 +163,7 @@ def cmd_tournament(args) -> int:
 
 def cmd_agents(args) -> int:
     """List the agents and named strategies --agents accepts."""
-    from .strategies import StrategyError, known_strategies, load_strategy
+    from kalooki_sim.runtime.strategies import StrategyError, known_strategies, load_strategy
 
     for name in known_strategies():
         try:
@@ -182,7 +183,7 @@ class _ReplayFileError(Exception):
 def _load_replay_events(path: str) -> list[dict]:
     from pathlib import Path
 
-    from .replay import ReplayError, read_replay
+    from kalooki_sim.runtime.replay import ReplayError, read_replay
 
     p = Path(path)
     if not p.exists():
@@ -207,14 +208,14 @@ def _load_replay_events(path: str) -> list[dict]:
 
 def cmd_replay(args) -> int:
     """Print a recorded game turn by turn (optionally validating the file first)."""
-    from .replay import render_replay, validate_replay
+    from kalooki_sim.runtime.replay import render_replay, validate_replay
 
     events = _load_replay_events(args.file)
     if args.check or args.check_agents:
         c = validate_replay(args.file, check_agents=args.check_agents)
         print(f"valid: {c['games']} games, {c['hands']} hands, {c['actions']} actions", file=sys.stderr)
     else:
-        from .replay import ReplayError
+        from kalooki_sim.runtime.replay import ReplayError
 
         try:                             # shown either way, but never a damaged file without a word
             validate_replay(args.file)
@@ -235,7 +236,7 @@ def cmd_replay(args) -> int:
 
 def cmd_play(args) -> int:
     """A person plays one seat against compiled agents in the terminal."""
-    from .play import play_game
+    from kalooki_sim.runtime.play import play_game
 
     if args.hands is not None:
         _positive_flag(args.hands, "--hands")

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import JOKER, N_NATURAL, N_RANKS, N_SUITS, counts_of, make_type, parse_cards, type_text
-from .melds.reference import (ref_hand_penalty, ref_is_legal_meld, ref_meets_contract, ref_meld_value,
-                              ref_opening_value)
+from kalooki_sim.core.cards import JOKER, N_NATURAL, N_RANKS, N_SUITS, counts_of, make_type, parse_cards, type_text
+from kalooki_sim.melds.reference import (
+    ref_hand_penalty, ref_is_legal_meld, ref_meets_contract, ref_meld_value, ref_opening_value,
+)
 
 __all__ = [
     "MIN_HAND", "MAX_HAND",

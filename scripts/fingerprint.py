@@ -23,8 +23,8 @@ import sys
 import numpy as np
 
 from kalooki_sim import load_rules
-from kalooki_sim.rollout import simulate
-from kalooki_sim.strategies import lineup
+from kalooki_sim.runtime.rollout import simulate
+from kalooki_sim.runtime.strategies import lineup
 
 EXPERTS = ("sharp", "defensive", "patient", "counting")
 PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")

@@ -31,7 +31,7 @@ GOLDEN = {
 
 def render_golden(name: str) -> str:
     """The current rendering of golden game ``name`` (recorded, validated, rendered)."""
-    from kalooki_sim.replay import record_games, render_replay, validate_replay
+    from kalooki_sim.runtime.replay import record_games, render_replay, validate_replay
 
     spec = GOLDEN[name]
     events = record_games(spec["variant"], len(AGENTS), list(AGENTS), spec["seed"], [spec["game_id"]],

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kalooki_sim import load_rules  # noqa: E402
-from kalooki_sim.engine.turn_comparison import Report, check_game  # noqa: E402
+from kalooki_sim.runtime.turn_comparison import Report, check_game  # noqa: E402
 
 PRESETS = ["k40", "k51", "k101", "na15", "american"]
 OVERLAYS = ["k40+v1", "k40+v2", "k40+v3", "k40+v4", "k40+v5", "k40+v6", "k40+v7",
@@ -111,8 +111,8 @@ def _hypothesis(n: int, seed: int) -> Report:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from test_turn_reference import R, positions  # noqa: E402
 
-    from kalooki_sim.engine.game import Game
-    from kalooki_sim.engine.turn_comparison import check_position
+    from kalooki_sim.runtime.game import Game
+    from kalooki_sim.runtime.turn_comparison import check_position
 
     rep = Report()
 

@@ -4,7 +4,7 @@ import it by name (pytest puts this folder on ``sys.path``; it is not a test mod
 
 from __future__ import annotations
 
-from kalooki_sim.engine.game import Game
+from kalooki_sim.runtime.game import Game
 
 
 def play_position(rules, hand, table="", laid=False, extra=""):

@@ -8,16 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kalooki_sim.agents.declare import MAX_AGENTS, MIN_MEMORY, CompiledAgent, Param, param_index
-from kalooki_sim.agents.registry import AGENTS, AGENT_MODULES
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import (
     EXPERT, GREEDY, N_PARAMS, PARAM_BOUNDS, PARAM_NAMES, POLICY_NAMES, RANDOM, check_params, default_params,
-    describe_agents,
-    fill_params, params_matrix,
+    describe_agents, fill_params, params_matrix,
 )
+from kalooki_sim.agents.declare import MAX_AGENTS, MIN_MEMORY, CompiledAgent, Param, param_index
 from kalooki_sim.agents.dispatch import KNOWN_LEN
-from kalooki_sim.rollout import seating_table, simulate
+from kalooki_sim.agents.registry import AGENT_MODULES, AGENTS
+from kalooki_sim.runtime.rollout import seating_table, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kalooki_sim.balance import CELL_TABLES, Knob, expand, load_cell, load_config, plan, play_shard, run_study, shards
-from kalooki_sim.balance_stats import read_summary
+from kalooki_sim.studies.balance import (
+    CELL_TABLES, Knob, expand, load_cell, load_config, plan, play_shard, run_study, shards,
+)
+from kalooki_sim.studies.balance_stats import read_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(presets=("caribbean", "k40"), players=(3, 4), deals=24, skill_deals=10, match_deals=2, shard_deals=12,
@@ -124,7 +126,7 @@ def test_statistics_and_report(tiny_run):
 def test_resume_after_interruption_loses_and_doubles_nothing(tiny_run, tmp_path):
     """A run stopped after a few shards (an exception from the backend, as Ctrl-C would) resumes
     with --resume and ends with exactly the rows of the uninterrupted run."""
-    from kalooki_sim.backends import LocalBackend
+    from kalooki_sim.studies.backends import LocalBackend
 
     class Dies(LocalBackend):
         def run(self, cfg, todo):
@@ -136,7 +138,7 @@ def test_resume_after_interruption_loses_and_doubles_nothing(tiny_run, tmp_path)
     cfg = tiny(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
         run_study(cfg, backend=Dies(), progress=False, report=False)
-    left = plan(cfg, __import__("kalooki_sim.records", fromlist=["RunDir"]).RunDir(Path(cfg.out)))
+    left = plan(cfg, __import__("kalooki_sim.studies.records", fromlist=["RunDir"]).RunDir(Path(cfg.out)))
     assert 0 < len(left) < sum(len(shards(cfg, c)) for c in expand(cfg))
     with pytest.raises(FileExistsError):
         run_study(cfg, progress=False, report=False)
@@ -162,7 +164,7 @@ def test_notebook_reproduces_the_figures(tiny_run):
             os.environ.pop("BALANCE_RUN", None)
         else:
             os.environ["BALANCE_RUN"] = old
-    from kalooki_sim.balance_report import FIGURES
+    from kalooki_sim.studies.balance_report import FIGURES
 
     for name in FIGURES:
         assert (Path(tiny_run.out) / f"notebook_{name}").stat().st_size > 1000
@@ -174,7 +176,7 @@ def test_ray_backend_matches_local_and_survives_a_killed_worker(tiny_run, tmp_pa
     worker process (as a crashed node would), Ray plays that shard again, and the rows are
     identical to the local backend's, none lost or doubled."""
     ray = pytest.importorskip("ray", reason='the Ray backend needs the dist extra (pip install -e ".[dist]")')
-    from kalooki_sim.backends import RayBackend
+    from kalooki_sim.studies.backends import RayBackend
 
     marker = tmp_path / "killed"
     cfg = tiny(tmp_path / "run")

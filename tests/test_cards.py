@@ -1,27 +1,14 @@
-"""Card types and their text form (RULES.md §1.2, §1.3; kalooki_sim/cards.py)."""
+"""Card types and their text form (RULES.md §1.2, §1.3; kalooki_sim/core/cards.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kalooki_sim import cards as C
-from kalooki_sim.cards import (
-    JOKER,
-    N_TYPES,
-    Card,
-    card_text,
-    cards_of_counts,
-    counts_of,
-    format_cards,
-    is_red,
-    make_type,
-    parse_card,
-    parse_cards,
-    physical_to_type,
-    rank_of,
-    suit_of,
-    type_text,
+from kalooki_sim.core import cards as C
+from kalooki_sim.core.cards import (
+    JOKER, N_TYPES, Card, card_text, cards_of_counts, counts_of, format_cards, is_red, make_type, parse_card,
+    parse_cards, physical_to_type, rank_of, suit_of, type_text,
 )
 
 RANK_TOKENS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
@@ -285,7 +272,7 @@ def test_full_deck_has_n_decks_copies_of_each_natural():
 
 
 def test_ids_round_trip_helpers():
-    from kalooki_sim.cards import to_ids, to_text
+    from kalooki_sim.core.cards import to_ids, to_text
 
     assert to_ids("AH 10S JK") == [26, 48, 52]
     assert to_text([26, 48, 52]) == "AH 10S JK"

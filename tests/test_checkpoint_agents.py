@@ -13,10 +13,10 @@ import pytest
 pytestmark = pytest.mark.learn
 torch = pytest.importorskip("torch", reason='learned agents need the learn extra (pip install -e ".[learn]")')
 
-from kalooki_sim import strategies  # noqa: E402
 from kalooki_sim.agents.base import EXTERNAL  # noqa: E402
-from kalooki_sim.rules import load_rules  # noqa: E402
-from kalooki_sim.strategies import StrategyError, learned_policy, lineup, load_strategy  # noqa: E402
+from kalooki_sim.core.rules import load_rules  # noqa: E402
+from kalooki_sim.runtime import strategies  # noqa: E402
+from kalooki_sim.runtime.strategies import StrategyError, learned_policy, lineup, load_strategy  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +111,8 @@ def test_agents_lists_learned_strategies(ckpt, tmp_path, monkeypatch, capsys):
 
 
 def test_compiled_commands_do_not_import_torch():
-    code = ("import sys; import kalooki_sim.cli, kalooki_sim.simulate, kalooki_sim.tournament; "
-            "from kalooki_sim.strategies import lineup, known_strategies, load_strategy; "
+    code = ("import sys; import kalooki_sim.cli, kalooki_sim.studies.simulate, kalooki_sim.studies.tournament; "
+            "from kalooki_sim.runtime.strategies import lineup, known_strategies, load_strategy; "
             "lineup(['greedy', 'sharp', 'random']); [load_strategy(n) for n in known_strategies()]; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -122,8 +122,8 @@ def test_compiled_commands_do_not_import_torch():
 # ---- simulate
 
 def test_simulate_with_a_learned_seat_equals_play_policies(ckpt, tmp_path):
-    from kalooki_sim.policy_play import play_policies
-    from kalooki_sim.simulate import SimulationConfig, run_simulation
+    from kalooki_sim.runtime.policy_play import play_policies
+    from kalooki_sim.studies.simulate import SimulationConfig, run_simulation
 
     agents = (str(ckpt), "greedy", "greedy", "greedy")
     cfg = SimulationConfig(agents=agents, games=6, shard_size=4, out=str(tmp_path / "run"))
@@ -140,7 +140,7 @@ def test_simulate_with_a_learned_seat_equals_play_policies(ckpt, tmp_path):
 
 
 def test_simulate_matches_with_a_learned_seat(ckpt, tmp_path):
-    from kalooki_sim.simulate import SimulationConfig, run_simulation
+    from kalooki_sim.studies.simulate import SimulationConfig, run_simulation
 
     cfg = SimulationConfig(agents=("greedy", str(ckpt), "greedy", "greedy"), games=1, mode="matches",
                            hands_per_match=2, out=str(tmp_path / "run"))
@@ -153,7 +153,7 @@ def test_simulate_matches_with_a_learned_seat(ckpt, tmp_path):
 # ---- tournament
 
 def test_tournament_with_a_learned_entrant(ckpt, tmp_path):
-    from kalooki_sim.tournament import TournamentConfig, run_tournament
+    from kalooki_sim.studies.tournament import TournamentConfig, run_tournament
 
     agents = (str(ckpt), "greedy", "random")            # 3 entrants at 4 seats: one table, every deal
     cfg = TournamentConfig(agents=agents, deals=3, shard_deals=2, out=str(tmp_path / "a"))
@@ -179,7 +179,7 @@ def test_tournament_with_a_learned_entrant(ckpt, tmp_path):
 
 def test_resume_refuses_a_changed_checkpoint(ckpt, tmp_path):
     from kalooki_sim.agents.learned import PolicyValueNet, save_checkpoint
-    from kalooki_sim.tournament import TournamentConfig, run_tournament
+    from kalooki_sim.studies.tournament import TournamentConfig, run_tournament
 
     mine = tmp_path / "mine.pt"
     mine.write_bytes(ckpt.read_bytes())
@@ -192,7 +192,7 @@ def test_resume_refuses_a_changed_checkpoint(ckpt, tmp_path):
 
 
 def test_tournament_mixes_compiled_and_learned_tables(ckpt):
-    from kalooki_sim.tournament import TournamentConfig, play_deals, schedules
+    from kalooki_sim.studies.tournament import TournamentConfig, play_deals, schedules
 
     agents = ("greedy", "random", "greedy-picky", "sharp", str(ckpt))   # 5 entrants, 5 tables of 4
     cfg = TournamentConfig(agents=agents, deals=5)
@@ -218,8 +218,8 @@ def test_tournament_mixes_compiled_and_learned_tables(ckpt):
 def test_play_against_a_learned_opponent(ckpt, tmp_path):
     import io
 
-    from kalooki_sim.play import PlaySession
-    from kalooki_sim.replay import validate_replay
+    from kalooki_sim.runtime.play import PlaySession
+    from kalooki_sim.runtime.replay import validate_replay
 
     out = io.StringIO()
     save = tmp_path / "game.jsonl"
@@ -235,7 +235,7 @@ def test_play_against_a_learned_opponent(ckpt, tmp_path):
 def test_env_refuses_a_checkpoint_as_a_compiled_seat(ckpt):
     """The env plays only compiled agents inside its kernel: a learned strategy in its lineup is
     an error that says how to seat it, not a silent learner seat."""
-    from kalooki_sim.env import KalookiVecEnv
+    from kalooki_sim.runtime.env import KalookiVecEnv
 
     with pytest.raises(ValueError, match="is a learned strategy"):
         KalookiVecEnv("caribbean", 4, batch=2, lineup=["learner", str(ckpt), "greedy", "greedy"])

@@ -16,7 +16,7 @@ def _warm_kernels():
     so the subprocesses below load them instead of compiling everything again alongside the other
     test worker (on a cold cache that alone can take many minutes on 2 cores)."""
     from kalooki_sim import load_rules
-    from kalooki_sim.rollout import simulate
+    from kalooki_sim.runtime.rollout import simulate
 
     simulate(load_rules("caribbean"), 4, ["greedy", "greedy", "random", "random"], n_games=2, seed=0)
     simulate(load_rules("caribbean"), 3, ["greedy", "random", "greedy"], n_games=1, seed=0, mode="matches")
@@ -116,7 +116,7 @@ def test_simulate_refuses_an_unknown_strategy_before_running(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def recorded_hand(tmp_path_factory):
-    from kalooki_sim.replay import record_games
+    from kalooki_sim.runtime.replay import record_games
 
     path = tmp_path_factory.mktemp("rp") / "one.jsonl"
     record_games("caribbean", 4, ["greedy", "greedy", "random", "random"], 3, [0], path=path)
@@ -189,8 +189,8 @@ def test_compile_first_shows_the_compile_and_restarts_the_clock(monkeypatch, tmp
 
     from tqdm import tqdm
 
-    import kalooki_sim.jit as jit
-    from kalooki_sim.records import compile_first
+    import kalooki_sim.core.jit as jit
+    from kalooki_sim.studies.records import compile_first
 
     monkeypatch.setattr(jit, "cache_dir", lambda: str(tmp_path))     # nothing compiled yet
     bar = tqdm(total=10, disable=True)

@@ -66,8 +66,8 @@ def test_simulate_flags_are_validated_by_name(tmp_path, capsys, args, message):
 
 
 def test_library_config_errors_name_the_flag_too():
-    from kalooki_sim.rules import load_rules
-    from kalooki_sim.simulate import SimulationConfig, _check
+    from kalooki_sim.core.rules import load_rules
+    from kalooki_sim.studies.simulate import SimulationConfig, _check
 
     with pytest.raises(ValueError, match=r"games \(--hands\) must be a positive integer, got 0"):
         _check(SimulationConfig(games=0), load_rules("caribbean"))
@@ -93,8 +93,8 @@ def test_simulate_summary_has_a_header_and_agent_and_seat_rows(tmp_path, capsys)
     assert list(s["agent"]) == ["greedy", "random", "greedy", "greedy", "random", "random"]
     assert list(s["n_rows"]) == [80, 80, 40, 40, 40, 40] and (s["n_deals"] == 40).all()
     assert (s["win_lo"] <= s["win_rate"]).all() and (s["win_rate"] <= s["win_hi"]).all()
-    # the clustered interval is the one of kalooki_sim.stats on the parquet rows
-    from kalooki_sim.stats import clustered_mean
+    # the clustered interval is the one of kalooki_sim.analysis.stats on the parquet rows
+    from kalooki_sim.analysis.stats import clustered_mean
 
     hands = pd.concat(pd.read_parquet(p) for p in sorted((out / "hands").glob("*.parquet")))
     g = hands[hands["agent"] == "greedy"]
@@ -116,7 +116,7 @@ def test_matches_summary_is_clustered_by_match(tmp_path, capsys):
 def test_penalty_plot_labels_fit_in_the_figure():
     import numpy as np
 
-    from kalooki_sim.simulate import penalty_figure
+    from kalooki_sim.studies.simulate import penalty_figure
 
     rng = np.random.default_rng(0)
     hands = pd.DataFrame({"agent": np.repeat(["greedy", "random"], 200), "penalty": rng.integers(0, 250, 400)})

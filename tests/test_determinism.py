@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.rollout import simulate
+from kalooki_sim.runtime.rollout import simulate
 
 SEATS = ["greedy", "greedy", "random", "random"]
 

@@ -13,15 +13,13 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.cards import counts_of
-from kalooki_sim.engine import IllegalActionError
-from kalooki_sim.engine import core
-from kalooki_sim.engine.playout import random_playout
-from kalooki_sim.engine import layout as L
+from kalooki_sim.core.cards import counts_of
+from kalooki_sim.engine import IllegalActionError, core, layout as L
 from kalooki_sim.engine.action_text import _meld_tokens
-from kalooki_sim.engine.game import Game
+from kalooki_sim.engine.playout import random_playout
 from kalooki_sim.engine.state import State
 from kalooki_sim.melds import is_legal_meld
+from kalooki_sim.runtime.game import Game
 
 
 @lru_cache(maxsize=None)

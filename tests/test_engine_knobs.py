@@ -1,6 +1,6 @@
 """Caribbean knobs of RULES.md §4 flipped one at a time: the engine reads each from the rules.
 
-Positions use ``Game.from_text`` (see kalooki_sim/engine/game.py); ``legal_texts`` lists what the
+Positions use ``Game.from_text`` (see kalooki_sim/runtime/game.py); ``legal_texts`` lists what the
 engine offers, so each test says what a knob allows or forbids.
 """
 
@@ -11,9 +11,8 @@ from functools import lru_cache
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.engine import IllegalActionError, common
-from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.game import Game
+from kalooki_sim.engine import IllegalActionError, common, layout as L
+from kalooki_sim.runtime.game import Game
 
 
 @lru_cache(maxsize=None)

@@ -11,15 +11,14 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from play_positions import play_position
 
 from kalooki_sim import load_rules
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.batch import random_playouts
-from kalooki_sim.engine.game import Game
 from kalooki_sim.engine.core import start_games
 from kalooki_sim.engine.state import State
-
-from play_positions import play_position
+from kalooki_sim.runtime.game import Game
 
 POINTS_PRESETS = ("k40", "k51", "k101", "na15", "american")
 
@@ -267,7 +266,7 @@ def test_meld_prefilter_never_hides_a_meld(name, kw):
     checks; greedy's takes ask the same test through ``search.natural_meldable_held``) must be true
     whenever the exact best lay-down places the card: the card added to the hand (``held`` = 0) or
     already in it (``held`` = 1), before and after the opening."""
-    from kalooki_sim.engine.plans import _plan_count, _search_plan, could_join_new_meld
+    from kalooki_sim.engine.plans import plan_count, _search_plan, could_join_new_meld
 
     r = R(name, **kw)
     rv = r.to_vector()
@@ -292,7 +291,7 @@ def test_meld_prefilter_never_hides_a_meld(name, kw):
             full[c] += 1
         laid = bool(i % 2) if r.new_melds_after_opening else False
         nm = _search_plan(full, laid, rv, i % n_rounds, out, work, -1, np.bool_(False))
-        exact = nm >= 0 and _plan_count(out, nm, c) > 0
+        exact = nm >= 0 and plan_count(out, nm, c) > 0
         hits += exact
         if exact:
             assert could_join_new_meld(hands, rv, 0, 0, c, held), (sorted(cards.tolist()), c, held, laid)

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.engine import core
+from kalooki_sim.engine import core, layout as L
 from kalooki_sim.engine.playout import random_playout
-from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.game import Game, check_supported
-from kalooki_sim.rollout import simulate
+from kalooki_sim.runtime.game import Game, check_supported
+from kalooki_sim.runtime.rollout import simulate
 
 POINTS_PRESETS = ("k40", "k51", "k101", "na15", "american")
 GGRR = ["greedy", "greedy", "random", "random"]
@@ -544,7 +543,7 @@ def test_cli_records_points_matches(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", ("k40", "american"))
 def test_replay_record_and_validate(tmp_path, name):
-    from kalooki_sim.replay import read_replay, record_games, render_replay, validate_replay
+    from kalooki_sim.runtime.replay import read_replay, record_games, render_replay, validate_replay
 
     path = tmp_path / "r.jsonl"
     record_games(R(name), 4, GGRR, 3, range(4), mode="hands", path=path)

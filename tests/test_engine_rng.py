@@ -1,4 +1,4 @@
-"""Counter-based RNG (kalooki_sim.rng) and thread-count / batch independence of the engine."""
+"""Counter-based RNG (kalooki_sim.core.rng) and thread-count / batch independence of the engine."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ import numba
 import numpy as np
 
 from kalooki_sim import load_rules
-from kalooki_sim.engine import core
-from kalooki_sim.engine import layout as L
+from kalooki_sim.core.rng import rng_below, rng_key, rng_u64, rng_uniform, shuffle_prefix
+from kalooki_sim.engine import core, layout as L
 from kalooki_sim.engine.batch import random_playouts
 from kalooki_sim.engine.state import ARRAY_FIELDS, State
-from kalooki_sim.rng import rng_below, rng_key, rng_u64, rng_uniform, shuffle_prefix
 
 
 def test_rng_is_a_pure_function_of_key_and_counter():

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from play_positions import play_position
+
 from kalooki_sim import load_rules
 from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.game import Game, check_supported
-
-from play_positions import play_position
+from kalooki_sim.runtime.game import Game, check_supported
 
 
 @lru_cache(maxsize=None)

@@ -1,4 +1,4 @@
-"""The lockstep environment (kalooki_sim.env) and its observation (kalooki_sim.observation).
+"""The lockstep environment (kalooki_sim.runtime.env) and its observation (kalooki_sim.agents.observation).
 
 * information sets: re-dealing what the deciding seat cannot see (the other hands, the stock)
   never moves its observation, in every phase of every preset, while changing its own hand does;
@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
+from kalooki_sim.agents.observation import SECTIONS, WORK_LEN
+from kalooki_sim.core.rulevec import R_ACE_HIGH, R_ACE_LOW, R_PENALTY, R_SET_ALLOW_DUPLICATE_SUIT
 from kalooki_sim.engine import layout as L
 from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.rulevec import R_ACE_HIGH, R_ACE_LOW, R_PENALTY, R_SET_ALLOW_DUPLICATE_SUIT
-from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
-from kalooki_sim.observation import SECTIONS, WORK_LEN
-from kalooki_sim.rollout import simulate
-from kalooki_sim.strategies import lineup as resolve
+from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
+from kalooki_sim.runtime.rollout import simulate
+from kalooki_sim.runtime.strategies import lineup as resolve
 
 PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
 PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: "play", L.PH_UPSWAP: "upswap"}
@@ -216,12 +216,12 @@ def test_arrays_rewards_and_autoreset():
 
 @pytest.mark.parametrize("preset,answer", [("caribbean", "greedy"), ("american", "random"), ("k40", "random")])
 def test_pile_take_tally_follows_every_take(preset, answer):
-    """``loop.CX_TAKEN`` (the observation's "taken from the pile" sets): with every seat a learner
+    """``engine.context.CX_TAKEN`` (the observation's "taken from the pile" sets): with every seat a learner
     every action passes through here, so a Python mirror of the rule (top discard to the drawer,
     the denier, the allowed caller, the dealer swapping the upcard; cleared at every deal) must
     agree after every step; calls, denials and upcard swaps all happen in these games.  The env
     runs with ``check=True`` here: the engine's invariants hold after every action."""
-    from kalooki_sim.loop import CX_TAKEN
+    from kalooki_sim.engine.context import CX_TAKEN
 
     rules = load_rules(preset)
     n = 4
@@ -306,7 +306,7 @@ def test_step_observation_is_the_full_encoding():
 def test_list_legal_matches_flatnonzero():
     """The word-at-a-time listing of a mask (``env_kernels.list_legal``) against numpy, on random
     masks of every density, the last ids (the tail after the last whole word) included."""
-    from kalooki_sim.env_kernels import list_legal
+    from kalooki_sim.runtime.env_kernels import list_legal
 
     rng = np.random.default_rng(11)
     ids = np.zeros(N_ACTIONS, dtype=np.int16)
@@ -341,7 +341,7 @@ def test_lanes_change_nothing():
 def test_match_rewards_are_the_match_win_shares():
     """``reward="match"``: nothing until a match ends, then each player's match win share (the
     same as the finished episode's ``results``); hand wins add up in ``results`` too."""
-    from kalooki_sim.env import RES_COLUMNS
+    from kalooki_sim.runtime.env import RES_COLUMNS
 
     env = KalookiVecEnv("caribbean", 3, batch=6, seed=5, episode="match", reward="match", hands_per_match=2,
                         lineup=["learner", "greedy", "greedy"], rotate=True)
@@ -383,7 +383,7 @@ def test_lay_section_is_the_offered_lay_down():
     """Observation version 2: when the deciding seat may lay down (``A_LAY`` in its mask), the lay
     section holds the cards plan 0 puts down (a part of its own hand, at least three cards);
     otherwise it is empty."""
-    from kalooki_sim.observation import SECTIONS, WORK_LEN
+    from kalooki_sim.agents.observation import SECTIONS, WORK_LEN
 
     o, w = SECTIONS["lay"]
     env = KalookiVecEnv("caribbean", 4, batch=32, seed=6, lineup=["learner", "greedy", "greedy", "greedy"])
@@ -431,7 +431,7 @@ def test_cards_section_matches_definitions(preset):
     from test_expert import _py_feed, _py_live, _py_seen
 
     from kalooki_sim.agents.measures import contract_shortfall
-    from kalooki_sim.observation import CF_FEED, CF_HELD, CF_LIVE, CF_PEN, CF_SF_OUT, CF_USE, N_CF
+    from kalooki_sim.agents.observation import CF_FEED, CF_HELD, CF_LIVE, CF_PEN, CF_SF_OUT, CF_USE, N_CF
 
     rules = load_rules(preset)
     rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)

@@ -1,4 +1,4 @@
-"""The Gymnasium and PettingZoo faces of the environment (kalooki_sim.env_wrappers): the ecosystems'
+"""The Gymnasium and PettingZoo faces of the environment (kalooki_sim.runtime.env_wrappers): the ecosystems'
 own checkers, the spaces shared with the batched env, and a short MaskablePPO run."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ pytestmark = pytest.mark.learn
 for _m in ("gymnasium", "pettingzoo"):
     pytest.importorskip(_m, reason='the Gymnasium and PettingZoo wrappers need the learn extra (pip install -e ".[learn]")')
 
-from kalooki_sim.env import N_ACTIONS, OBS_DIM, IllegalActionError, KalookiVecEnv  # noqa: E402
-from kalooki_sim.env_wrappers import KalookiAECEnv, KalookiGymEnv, action_space, observation_space  # noqa: E402
+from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, IllegalActionError, KalookiVecEnv  # noqa: E402
+from kalooki_sim.runtime.env_wrappers import KalookiAECEnv, KalookiGymEnv, action_space, observation_space  # noqa: E402
 
 
 def test_gym_env_passes_check_env():
@@ -98,7 +98,7 @@ def test_env_factory_is_wrapped_and_renders_text():
     "ansi" render mode showing the position as ``str(Game)`` does."""
     from pettingzoo.test import api_test
 
-    from kalooki_sim.env_wrappers import env
+    from kalooki_sim.runtime.env_wrappers import env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

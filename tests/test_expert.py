@@ -17,23 +17,22 @@ import pytest
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import EXPERT, GREEDY, N_PARAMS, PARAM_NAMES, RANDOM, default_params
 from kalooki_sim.agents.compiled import KNOWN_LEN, choose_action
-from kalooki_sim.agents.expert import (
-    THROWN_LEN, _seen, calls_scarce, danger, expert_discard, feed_share, live_potential, thrown_bits,
-)
+from kalooki_sim.agents.expert import calls_scarce, danger, expert_discard
 from kalooki_sim.agents.known import KNOWN_GEN
-from kalooki_sim.agents.measures import card_usefulness, contract_shortfall
-from kalooki_sim.engine import core
-from kalooki_sim.engine import layout as L
+from kalooki_sim.agents.measures import (
+    THROWN_LEN, card_usefulness, contract_shortfall, feed_share, live_potential, seen_counts, thrown_bits,
+)
+from kalooki_sim.core.rng import rng_key
+from kalooki_sim.core.rulevec import (
+    CALLS_LIMIT_SCOPE_HAND, OPENING_MODE_CONTRACT, PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED,
+    R_CALLS_LIMIT_SCOPE, R_MAX_CALLS_PER_PLAYER, R_N_DECKS, R_OPENING_MODE, R_PENALTY, R_PLAY_DIRECTION,
+    R_SET_ALLOW_DUPLICATE_SUIT,
+)
+from kalooki_sim.engine import core, layout as L
 from kalooki_sim.engine.state import State
 from kalooki_sim.melds.positions import pos_type
-from kalooki_sim.rng import rng_key
-from kalooki_sim.rollout import simulate
-from kalooki_sim.rulevec import (
-    OPENING_MODE_CONTRACT, PLAY_DIRECTION_LEFT, R_ACE_HIGH, R_ACE_LOW, R_CALLS_ENABLED, R_MAX_CALLS_PER_PLAYER,
-    R_N_DECKS, R_OPENING_MODE, R_PENALTY, R_PLAY_DIRECTION, R_SET_ALLOW_DUPLICATE_SUIT, R_CALLS_LIMIT_SCOPE,
-    CALLS_LIMIT_SCOPE_HAND,
-)
-from kalooki_sim.strategies import known_strategies, load_strategy
+from kalooki_sim.runtime.rollout import simulate
+from kalooki_sim.runtime.strategies import known_strategies, load_strategy
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american"]
 N_PLAYERS = {"caribbean": 4, "k40": 4, "k51": 3, "k101": 5, "na15": 4, "american": 4}
@@ -246,7 +245,7 @@ def test_expert_measures_and_discard_match_definitions(preset):
             assert calls_scarce(_expert_row(call_budget=budget), gs, A[1], rv, 0, seat) == \
                 (budget <= 0 or calls_left < budget * hands_left)
             if gs[0, L.G_PHASE] == L.PH_PLAY:
-                _seen(gs, A[2], A[4], A[6], A[7], 0, seat, seen)
+                seen_counts(gs, A[2], A[4], A[6], A[7], 0, seat, seen)
                 ref_seen = _py_seen(A, 0, seat)
                 assert list(seen) == ref_seen
                 gapw = float(rng.uniform(0.1, 1.0))

@@ -15,12 +15,11 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as hs
+from hypothesis import HealthCheck, given, settings, strategies as hs
 
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.errors import IllegalActionError
-from kalooki_sim.engine.game import Game
+from kalooki_sim.runtime.game import Game
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -128,7 +127,7 @@ def test_fuzz_game_apply(action):
 
 @lru_cache(maxsize=None)
 def _env():
-    from kalooki_sim.env import KalookiVecEnv
+    from kalooki_sim.runtime.env import KalookiVecEnv
     env = KalookiVecEnv("caribbean", 4, batch=3, seed=5)
     env.reset()
     return env
@@ -183,9 +182,11 @@ def test_fuzz_env_step(actions):
 # ------------------------------------------------------------------------------------------------
 # 2. Card and the meld functions' inputs; 3. oversized hands
 
-from kalooki_sim.cards import Card, parse_cards  # noqa: E402
+from kalooki_sim.core.cards import Card, parse_cards  # noqa: E402
 from kalooki_sim.melds import api as melds_api  # noqa: E402
-from kalooki_sim.melds.api import best_lay_down, is_legal_meld, max_hand_size, meets_contract, meld_value, opening_value  # noqa: E402,E501
+from kalooki_sim.melds.api import (  # noqa: E402,E501
+    best_lay_down, is_legal_meld, max_hand_size, meets_contract, meld_value, opening_value,
+)
 
 
 @pytest.mark.parametrize("args", [(-1,), (53,), (52, 2 ** 70), (52, 52), (52, -2), (50, 3), (0, 0), (2 ** 70,),
@@ -277,7 +278,7 @@ def test_fuzz_is_legal_meld(tokens, kind):
 
 import dataclasses  # noqa: E402
 
-from kalooki_sim.rules import Rules, RulesError, load_rules  # noqa: E402
+from kalooki_sim.core.rules import Rules, RulesError, load_rules  # noqa: E402
 
 KNOBS = [f.name for f in dataclasses.fields(Rules) if f.name != "name"]
 
@@ -319,7 +320,7 @@ def test_fuzz_rule_knobs(knob, value, preset):
     except RulesError as e:
         assert e.key is not None and "\n" not in str(e)
         return
-    from kalooki_sim import rulevec
+    from kalooki_sim.core import rulevec
     vec = rules.to_vector()[:rulevec.R_WINDOWS]     # (the run tables after it are bit masks)
     assert np.abs(vec).max() <= 1_000_000          # the int64 rules vector keeps its headroom
 
@@ -339,7 +340,7 @@ def test_env_reset_refuses_a_bad_seed_and_keeps_the_old_one(seed):
 
 
 def test_env_constructor_refuses_bad_seeds():
-    from kalooki_sim.env import KalookiVecEnv
+    from kalooki_sim.runtime.env import KalookiVecEnv
     for kw in (dict(seed=2 ** 63), dict(seed=1.5), dict(first_game_id=-1), dict(first_game_id=2 ** 70)):
         with pytest.raises((ValueError, TypeError)):
             KalookiVecEnv("caribbean", 4, batch=2, **kw)
@@ -384,7 +385,7 @@ def test_fuzz_env_reset_seed(seed):
 # 6. strategy parameters
 
 from kalooki_sim.agents.base import PARAM_BOUNDS, check_params, params_matrix  # noqa: E402
-from kalooki_sim.strategies import StrategyError, _from_toml  # noqa: E402
+from kalooki_sim.runtime.strategies import StrategyError, _from_toml  # noqa: E402
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e308, 101.0])
@@ -484,7 +485,7 @@ def test_from_text_reads_not_laid_back_as_not_laid():
 _FUZZ_SCRIPT = textwrap.dedent("""
     import sys, json
     from hypothesis import given, settings, strategies as hs
-    from kalooki_sim.engine.game import Game
+    from kalooki_sim.runtime.game import Game
     keys = ["round", "active", "phase", "discard", "discard_by", "stock", "players", "dealer", "hand", "last_hand",
             "to_act", "caller", "taken", "turn", "freed", "owed", "manipulations", "phse", "P1", "P2", "P3", "P7",
             "table"]
@@ -520,7 +521,7 @@ def test_fuzz_from_text_in_a_subprocess():
 _REPLAY_FUZZ = textwrap.dedent("""
     import sys, json, copy
     from hypothesis import given, settings, strategies as hs
-    from kalooki_sim.replay import ReplayError, record_games, validate_replay, render_replay
+    from kalooki_sim.runtime.replay import ReplayError, record_games, validate_replay, render_replay
     base = record_games("k40", 3, ["greedy", "random", "greedy"], 4, [0], mode="matches", max_hands=4,
                         buy_back="never")
     base = json.loads(json.dumps(base))

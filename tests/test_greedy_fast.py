@@ -1,6 +1,6 @@
 """Shortcuts of the compiled greedy agent (agents/compiled.py) against the definitions they stand for.
 
-* ``_sf_prepare``/``_sf_changed`` (one-card change of the hand, one suit rescanned) must equal
+* ``sf_prepare``/``sf_changed`` (one-card change of the hand, one suit rescanned) must equal
   ``contract_shortfall`` of the changed hand, for every contract rule set and round;
 * ``_usefulness_planes`` (the usefulness counts of every held card at once, as bit planes) must
   give ``card_usefulness`` for each, and ``_discard_pick``'s (best, runner-up) must be the first
@@ -18,28 +18,26 @@ from numba import njit
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM, default_params
-from kalooki_sim.bits import (
-    byte_tops, float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words,
-    rank_tops_above, ranks_above, ranks_above_masked, spread_bits8, twice_bits8,
-)
 from kalooki_sim.agents.compiled import card_usefulness, choose_action, contract_shortfall
 from kalooki_sim.agents.discard import _discard_pick, _lane_type, _suit_lanes, _usefulness_planes
 from kalooki_sim.agents.greedy import _tack_candidates
-from kalooki_sim.engine.fit import tack_may_fit
 from kalooki_sim.agents.measures import (
-    _SFW_BASE, _SFW_LEN, _SFW_PM, _closer_with, _sf_changed, _sf_prepare, _shortfall_with,
+    SFW_BASE, SFW_LEN, _SFW_PM, _closer_with, sf_changed, sf_prepare, shortfall_with,
 )
-from kalooki_sim.engine import core, fit
-from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.state import State
-from kalooki_sim.melds.positions import (
-    NOT_A_VALUE, best_windows, fewest_of, pos_type, run_mask, run_tables, smallest4, sum_smallest4,
-    windows_of,
+from kalooki_sim.core.bits import (
+    byte_tops, float_bits, highest_bit, lowest_bit, popcount, positive_bits8, rank_count_of, rank_count_words,
+    rank_tops_above, ranks_above, ranks_above_masked, spread_bits8, twice_bits8,
 )
-from kalooki_sim.rng import rng_key
-from kalooki_sim.rulevec import (
+from kalooki_sim.core.rng import rng_key
+from kalooki_sim.core.rulevec import (
     N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_N_ROUNDS, R_OPENING_MODE, R_PENALTY, R_RUN_MIN_SIZE,
     R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_SIZE, R_VEC_LEN, R_WINDOWS,
+)
+from kalooki_sim.engine import core, fit, layout as L
+from kalooki_sim.engine.fit import tack_may_fit
+from kalooki_sim.engine.state import State
+from kalooki_sim.melds.positions import (
+    NOT_A_VALUE, best_windows, fewest_of, pos_type, run_mask, run_tables, smallest4, sum_smallest4, windows_of,
 )
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american"]
@@ -65,7 +63,7 @@ def test_incremental_shortfall_matches_full(knobs):
     assert rv[R_OPENING_MODE] == 0
     rng = np.random.default_rng(3)
     hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
-    sfw = np.zeros(_SFW_LEN, dtype=np.int64)
+    sfw = np.zeros(SFW_LEN, dtype=np.int64)
     for rnd in range(rv[R_N_ROUNDS]):
         for _ in range(60):
             n = int(rng.integers(1, 20))
@@ -74,16 +72,16 @@ def test_incremental_shortfall_matches_full(knobs):
                 if hands[0, 1, t] < 2:
                     hands[0, 1, t] += 1
             before = hands.copy()
-            assert _sf_prepare(hands, rv, 0, 1, rnd, sfw)
-            assert sfw[_SFW_BASE] == contract_shortfall(hands, rv, 0, 1, rnd)
+            assert sf_prepare(hands, rv, 0, 1, rnd, sfw)
+            assert sfw[SFW_BASE] == contract_shortfall(hands, rv, 0, 1, rnd)
             for t in range(L.N_TYPES):
                 for delta in (1, -1):
                     if delta == -1 and hands[0, 1, t] == 0:
                         continue
                     if delta == 1:
                         assert _closer_with(hands, rv, 0, 1, rnd, t) == (
-                            _shortfall_with(hands, rv, 0, 1, rnd, t, 1) < contract_shortfall(hands, rv, 0, 1, rnd))
-                    got = _sf_changed(hands, rv, 0, 1, rnd, t, delta, sfw)
+                            shortfall_with(hands, rv, 0, 1, rnd, t, 1) < contract_shortfall(hands, rv, 0, 1, rnd))
+                    got = sf_changed(hands, rv, 0, 1, rnd, t, delta, sfw)
                     hands[0, 1, t] += delta
                     want = contract_shortfall(hands, rv, 0, 1, rnd)
                     hands[0, 1, t] -= delta
@@ -367,7 +365,7 @@ def test_masked_usefulness_and_discard_pick_match_definitions(knobs):
     rv = _caribbean_with(knobs)
     rng = np.random.default_rng(7)
     hands = np.zeros((1, 4, L.N_TYPES), dtype=np.int8)
-    sfw = np.zeros(_SFW_LEN, dtype=np.int64)
+    sfw = np.zeros(SFW_LEN, dtype=np.int64)
     planes = np.zeros(L.JOKER)
     n_runner_up = 0
     for gapw in (0.5, 0.3, 1.0, 1.7):   # 1.0: one gap equals one neighbour (ties)
@@ -381,7 +379,7 @@ def test_masked_usefulness_and_discard_pick_match_definitions(knobs):
                 for laid in (False, True):
                     for contract in (True, False):
                         def key(t):
-                            sf = _shortfall_with(hands, rv, 0, 1, rnd, t, -1) if (contract and not laid) else 0
+                            sf = shortfall_with(hands, rv, 0, 1, rnd, t, -1) if (contract and not laid) else 0
                             u = card_usefulness(hands, rv, 0, 1, t, 1, gapw) if (not laid or not contract) else 0.0
                             return (sf, u, -rv[R_PENALTY + t], t)
                         order = sorted((t for t in range(L.JOKER) if hands[0, 1, t] > 0), key=key) + [-1, -1]

@@ -1,5 +1,5 @@
 """The project's kernel cache: where it lives, when it is fresh, and that it stays correct when
-several processes fill it at once (``kalooki_sim.jit``, ``kalooki_sim.jit_cache``).
+several processes fill it at once (``kalooki_sim.core.jit``, ``kalooki_sim.core.jit_cache``).
 
 Without the safe writer, two processes saving different overloads of one kernel could both name
 theirs ``<fn>.1.nbc``; the index then sent one signature to the other's machine code and every
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from numba.core import caching
 
-from kalooki_sim import jit, jit_cache
+from kalooki_sim.core import jit, jit_cache
 
 BASE = "search._leaf-182.py311"
 STAMP = ("stamp", 1)
@@ -31,7 +31,7 @@ SafeFile = jit_cache.SafeIndexDataCacheFile
 WRITER = textwrap.dedent(
     """
     import os, sys, time
-    from kalooki_sim.jit_cache import SafeIndexDataCacheFile
+    from kalooki_sim.core.jit_cache import SafeIndexDataCacheFile
     path, go, order = sys.argv[1], sys.argv[2], sys.argv[3]
     keys = list(range(150))
     if order == "reversed":
@@ -71,8 +71,8 @@ def test_importing_the_package_changes_no_numba_setting(tmp_path):
                     tuple(caching.CacheImpl._locator_classes),
                     tuple(caching.CompileResultCacheImpl._locator_classes))
         before = snapshot()
-        import kalooki_sim, kalooki_sim.rollout
-        from kalooki_sim.rng import rng_key
+        import kalooki_sim, kalooki_sim.runtime.rollout
+        from kalooki_sim.core.rng import rng_key
         import numpy as np
         rng_key(1, 2, 3)                               # compiled (or loaded) at the project's level
         after = snapshot()
@@ -84,7 +84,7 @@ def test_importing_the_package_changes_no_numba_setting(tmp_path):
 
 USER_MODULE = """
 import numba
-from kalooki_sim.jit import njit
+from kalooki_sim.core.jit import njit
 
 
 @njit
@@ -101,7 +101,7 @@ CALLER = """
     import sys
     sys.path.insert(0, {src!r})
     import mod
-    from kalooki_sim.jit import cache_dir
+    from kalooki_sim.core.jit import cache_dir
     assert mod.project_kernel(1) == 2 and mod.user_function(1) == 3
     print(cache_dir())
     print(sum(mod.project_kernel.stats.cache_hits.values()), sum(mod.user_function.stats.cache_hits.values()))
@@ -186,7 +186,7 @@ def test_two_processes_filling_one_cache_at_once(tmp_path):
         assert reader.load(("sig", k)) == ("code of", k, "x" * 2000), k
 
 
-_OPT_PROBE = ("import numba, kalooki_sim.jit as j; "
+_OPT_PROBE = ("import numba, kalooki_sim.core.jit as j; "
               "print(int(numba.config.OPT), j._opt_level(), j.cache_dir().rsplit('-', 1)[-1])")
 
 
@@ -207,7 +207,7 @@ def test_the_kernels_level_names_the_folder_and_numba_opt_wins(tmp_path):
 
 IR_PROBE = """
     import re, numba, numpy as np
-    from kalooki_sim.jit import njit
+    from kalooki_sim.core.jit import njit
 
     def source(a, flag, n):
         s = 0
@@ -243,7 +243,7 @@ def test_a_project_kernel_is_optimised_at_O2_without_numbas_setting():
 
 
 def _copy_tree(dst: Path) -> Path:
-    root = Path(jit.__file__).resolve().parent
+    root = jit._ROOT
     shutil.copytree(root, dst / "kalooki_sim", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(root.parent / "agents", dst / "agents", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(root.parent / "pyproject.toml", dst / "pyproject.toml")
@@ -264,13 +264,14 @@ def _append(path: Path) -> None:
 def test_the_digest_covers_the_kernel_modules_and_what_they_import(tmp_path, monkeypatch):
     tree = _copy_tree(tmp_path)
     d0 = _digest_of(tree, monkeypatch)
-    for untouched in ("cli.py", "simulate.py", "stats.py", "replay.py", "records.py", "engine/game.py",
+    for untouched in ("cli.py", "studies/simulate.py", "analysis/stats.py", "runtime/replay.py", "studies/records.py",
+                      "runtime/game.py",
                       "melds/api.py", "testing.py", "__init__.py"):
         _append(tree / "kalooki_sim" / untouched)
         assert _digest_of(tree, monkeypatch) == d0, untouched
-    for touched in ("kalooki_sim/rulevec.py", "kalooki_sim/engine/layout.py", "kalooki_sim/match.py",
+    for touched in ("kalooki_sim/core/rulevec.py", "kalooki_sim/engine/layout.py", "kalooki_sim/engine/match.py",
                     "kalooki_sim/engine/core.py", "agents/compiled.py", "agents/base.py",
-                    "kalooki_sim/views.py", "kalooki_sim/jit.py"):
+                    "kalooki_sim/core/views.py", "kalooki_sim/core/jit.py"):
         before = _digest_of(tree, monkeypatch)
         _append(tree / touched)
         assert _digest_of(tree, monkeypatch) != before, touched
@@ -283,8 +284,8 @@ def test_a_module_joins_the_digest_when_a_kernel_module_imports_it(tmp_path, mon
     d0 = _digest_of(tree, monkeypatch)
     consts.write_text("LIMIT = 4\n")
     assert _digest_of(tree, monkeypatch) == d0                         # nothing imports it yet
-    with open(tree / "kalooki_sim" / "rng.py", "a") as fh:
-        fh.write("\nfrom .consts import LIMIT\n")
+    with open(tree / "kalooki_sim" / "core" / "rng.py", "a") as fh:
+        fh.write("\nfrom ..consts import LIMIT\n")
     d1 = _digest_of(tree, monkeypatch)
     consts.write_text("LIMIT = 5\n")
     assert _digest_of(tree, monkeypatch) != d1
@@ -293,8 +294,8 @@ def test_a_module_joins_the_digest_when_a_kernel_module_imports_it(tmp_path, mon
 def test_every_module_with_kernels_is_in_the_digest():
     """Detection by content agrees with the kernels this process actually has."""
     import kalooki_sim.engine.batch  # noqa: F401
-    import kalooki_sim.loop  # noqa: F401
-    import kalooki_sim.rollout  # noqa: F401
+    import kalooki_sim.runtime.loop  # noqa: F401
+    import kalooki_sim.runtime.rollout  # noqa: F401
 
     root = jit._ROOT.parent
     sources = set(jit.kernel_sources())

@@ -1,5 +1,5 @@
-"""How many times a kernel called from other kernels is compiled (``kalooki_sim.jit``), and how
-batches run on threads (``kalooki_sim.lanes``).
+"""How many times a kernel called from other kernels is compiled (``kalooki_sim.core.jit``), and how
+batches run on threads (``kalooki_sim.core.lanes``).
 
 A constant argument gets a compile of its own (kept where it speeds the loop up, erased where
 those copies are dead code).  numba's parallel kernels compiled the whole closed loop into their
@@ -17,8 +17,8 @@ import numpy as np
 from numba.core import types
 
 import kalooki_sim
-from kalooki_sim.jit import njit
-from kalooki_sim.lanes import run_lanes
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.lanes import run_lanes
 
 
 @njit(cache=False)
@@ -88,7 +88,7 @@ def _inlines_three_times(x):
 def test_inlined_callees_are_prepared_once_and_inlined_at_every_site():
     """``jit._MemoInlineInlinables``: one untyped IR per inlined function serves every call site,
     nested ones too, each site with variables of its own."""
-    from kalooki_sim import jit
+    from kalooki_sim.core import jit
     assert jit._MEMO_INLINING == numba.__version__.startswith("0.68.")   # the numba it was copied from
     assert _inlines_three_times(5) == 100 * 8 + 7 + 1000 * 2
     if not jit._MEMO_INLINING:

@@ -1,4 +1,4 @@
-"""``KALOOKI_PLAIN_NJIT=1`` (kalooki_sim/jit.py): every kernel compiled by plain ``numba.njit``
+"""``KALOOKI_PLAIN_NJIT=1`` (kalooki_sim/core/jit.py): every kernel compiled by plain ``numba.njit``
 plays the same games as the project's compiler (its own dispatcher, cache and inliner).
 
 The escape hatch matters only if it works when it is needed, so it is exercised here: a fresh
@@ -21,9 +21,10 @@ SCRIPT = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from fingerprint import digest
-from kalooki_sim import jit, load_rules
-from kalooki_sim.rollout import simulate
-from kalooki_sim.strategies import lineup
+from kalooki_sim.core import jit
+from kalooki_sim import load_rules
+from kalooki_sim.runtime.rollout import simulate
+from kalooki_sim.runtime.strategies import lineup
 
 out = {"plain": jit.PLAIN}
 _, ids, params = lineup(["sharp-caribbean", "greedy", "random", "greedy"])

@@ -12,10 +12,10 @@ torch = pytest.importorskip("torch", reason='learned agents need the learn extra
 from kalooki_sim import load_rules  # noqa: E402
 from kalooki_sim.agents.base import Policy  # noqa: E402
 from kalooki_sim.agents.learned import (  # noqa: E402
-    CheckpointMismatch, LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint,
+    CheckpointMismatch, LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, policy as learned_policy,
+    save_checkpoint,
 )
-from kalooki_sim.agents.learned import policy as learned_policy  # noqa: E402
-from kalooki_sim.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv  # noqa: E402
+from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv  # noqa: E402
 
 
 def _net(seed=0):
@@ -109,8 +109,8 @@ def test_exported_policy_is_smaller_and_acts_like_its_source(tmp_path):
 def test_play_policies_rows_like_simulate_and_batch_invariant_for_a_deterministic_policy():
     """A network in two seats (one object) and compiled greedy in the others: ``simulate``'s
     columns, one row per game and seat; the argmax network plays the same games for any batch."""
-    from kalooki_sim.policy_play import play_policies
-    from kalooki_sim.rollout import HAND_COLUMNS
+    from kalooki_sim.runtime.policy_play import play_policies
+    from kalooki_sim.runtime.rollout import HAND_COLUMNS
 
     rules = load_rules("caribbean")
     pol = LearnedPolicy(_net(2), greedy=True)

@@ -1,4 +1,4 @@
-"""The one turn loop (kalooki_sim.loop): per-game seating, seats played from Python, and the
+"""The one turn loop (kalooki_sim.runtime.loop): per-game seating, seats played from Python, and the
 closed loop and the loop stepped from Python playing the same games."""
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ import pytest
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import EXTERNAL, GREEDY, RANDOM, params_matrix
 from kalooki_sim.agents.compiled import random_action
+from kalooki_sim.core.rng import rng_key
 from kalooki_sim.engine import layout as L
+from kalooki_sim.engine.context import CX_STATUS
 from kalooki_sim.engine.core import STREAM_POLICY_BASE
-from kalooki_sim.engine.game import Game
-from kalooki_sim import loop
-from kalooki_sim.rng import rng_key
-from kalooki_sim.rollout import match_length, max_steps_per_hand, seating_table, simulate
+from kalooki_sim.runtime import loop
+from kalooki_sim.runtime.game import Game
+from kalooki_sim.runtime.rollout import match_length, max_steps_per_hand, seating_table, simulate
 
 PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
 LINEUP = [GREEDY, RANDOM, GREEDY, RANDOM]
@@ -135,7 +136,7 @@ def test_external_seat_played_from_python_is_the_compiled_seat():
         res = np.zeros(len(which), dtype=np.int64)
         loop.act_rows(*args, which, acts, res)
         assert (res == 0).all()
-        status[which] = la.ctx[which, loop.CX_STATUS]
+        status[which] = la.ctx[which, CX_STATUS]
         decisions += len(which)
     assert (status == loop.ST_OVER).all() and decisions > B
     got = {"penalty": rows[loop.R_PEN].reshape(-1), "won": rows[loop.R_WON].reshape(-1),

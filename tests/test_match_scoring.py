@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim import match as M
-from kalooki_sim.match_sheet import HandResult, MatchScore, score_match
-from kalooki_sim.scoring import hand_penalty
+from kalooki_sim.core.scoring import hand_penalty
+from kalooki_sim.engine import match as M
+from kalooki_sim.engine.match_sheet import HandResult, MatchScore, score_match
 
 
 def H(winner, how, penalties, **kw):

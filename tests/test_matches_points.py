@@ -11,10 +11,9 @@ import pytest
 
 from kalooki_sim import load_rules
 from kalooki_sim.engine.layout import EV_KALOOKI, EV_TURN_CAP, EV_VOID_CAP, EV_WENT_OUT
-from kalooki_sim.match import STATUS_NAMES, ST_BOUGHT_BACK, ST_OUT
-from kalooki_sim.match_sheet import HandResult, MatchScore
-from kalooki_sim.rollout import POINTS_HAND_COLUMNS, POINTS_MATCH_COLUMNS
-from kalooki_sim.rollout import simulate
+from kalooki_sim.engine.match import ST_BOUGHT_BACK, ST_OUT, STATUS_NAMES
+from kalooki_sim.engine.match_sheet import HandResult, MatchScore
+from kalooki_sim.runtime.rollout import POINTS_HAND_COLUMNS, POINTS_MATCH_COLUMNS, simulate
 
 GGRR = ["greedy", "greedy", "random", "random"]
 ELIM = ["k40", "k51", "k101"]
@@ -329,7 +328,7 @@ def test_cli_per_hand_matches(tmp_path, capsys):
 
 
 def test_record_games_checks_the_match_length():
-    from kalooki_sim.replay import record_games
+    from kalooki_sim.runtime.replay import record_games
 
     with pytest.raises(ValueError, match="use max_hands"):
         record_games(load_rules("k40"), 4, GGRR, 1, range(1), mode="matches", hands_per_game=5)

@@ -23,17 +23,11 @@ import zlib
 import numpy as np
 import pytest
 
-from kalooki_sim import load_rules
-from kalooki_sim import melds as M
+from kalooki_sim import load_rules, melds as M
+from kalooki_sim.core.scoring import hand_penalty
 from kalooki_sim.melds.reference import (
-    ref_best_lay_down,
-    ref_hand_penalty,
-    ref_is_legal_meld,
-    ref_meets_contract,
-    ref_meld_value,
-    ref_opening_value,
+    ref_best_lay_down, ref_hand_penalty, ref_is_legal_meld, ref_meets_contract, ref_meld_value, ref_opening_value,
 )
-from kalooki_sim.scoring import hand_penalty
 from kalooki_sim.testing import lay_down_problems, random_meld_candidate, random_test_hand
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american", "k40+v4"]
@@ -270,7 +264,7 @@ def test_mixed_contract_precheck_only_rejects_hands_the_reference_cannot_lay_dow
     together; whenever it says no, the reference must find no lay-down either.  The hands are the
     random contract hands of the differential test, kept when they pass the older sum-of-parts
     bound (which the search asks first), so the checks are not vacuous."""
-    from kalooki_sim.cards import counts_of
+    from kalooki_sim.core.cards import counts_of
     from kalooki_sim.melds.runs_first import _runs_then_sets_fit
     from kalooki_sim.melds.workspace import make_params
 
@@ -352,7 +346,7 @@ def test_mixed_contract_precheck_equals_its_plain_enumeration(overrides):
     """``_runs_then_sets_fit`` skips a window holding the same naturals as one already tried (the
     answer below it is the same); its answers must equal the plain enumeration of every choice of
     suits and windows, yes and no alike, on hands near the mixed contracts."""
-    from kalooki_sim.cards import counts_of
+    from kalooki_sim.core.cards import counts_of
     from kalooki_sim.melds.runs_first import _runs_then_sets_fit
     from kalooki_sim.melds.workspace import (
         P_F, P_HI_MAX, P_LO_MIN, P_RUN_MIN, P_SET_MIN, P_SET_MIN_NAT, P_T, make_params,
@@ -383,7 +377,7 @@ def test_contract_out_of_reach_only_rejects_hands_the_reference_cannot_lay_down(
     first test, so it must also agree with that test spelled out (``_plain_joker_bound``) and with
     the search's own call of it wherever it applies, on int8 counts (the engine's hands) as on
     int64.  Points variants: never out of reach."""
-    from kalooki_sim.cards import counts_of
+    from kalooki_sim.core.cards import counts_of
     from kalooki_sim.melds.reach import _contract_needs_more_jokers, contract_out_of_reach
     from kalooki_sim.melds.workspace import make_params
 

@@ -19,22 +19,13 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.cards import counts_of
+from kalooki_sim.core.cards import counts_of
 from kalooki_sim.melds import reference as R
 from kalooki_sim.melds.reference import (
-    ref_best_lay_down,
-    ref_hand_penalty,
-    ref_is_legal_meld,
-    ref_meanings,
-    ref_meets_contract,
-    ref_meld_value,
+    ref_best_lay_down, ref_hand_penalty, ref_is_legal_meld, ref_meanings, ref_meets_contract, ref_meld_value,
     ref_opening_value,
 )
-from kalooki_sim.testing import (
-    lay_down_problems,
-    random_meld_candidate,
-    random_test_hand,
-)
+from kalooki_sim.testing import lay_down_problems, random_meld_candidate, random_test_hand
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american", "k40+v4"]
 

@@ -1,4 +1,4 @@
-"""`kalooki play`: a person against the bots, driven by scripted input (kalooki_sim/play.py)."""
+"""`kalooki play`: a person against the bots, driven by scripted input (kalooki_sim/runtime/play.py)."""
 
 import io
 import re
@@ -8,11 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from kalooki_sim.engine import Game
-from kalooki_sim.play import (PlaySession, hand_text, menu_text, move_phrase, parse_command, plan_game,
-                              render_position)
-from kalooki_sim.replay import ReplayError, validate_replay
-from kalooki_sim.rules import load_rules
+from kalooki_sim.core.rules import load_rules
+from kalooki_sim.runtime.game import Game
+from kalooki_sim.runtime.play import (
+    PlaySession, hand_text, menu_text, move_phrase, parse_command, plan_game, render_position,
+)
+from kalooki_sim.runtime.replay import ReplayError, validate_replay
 
 ONES = "1\n" * 600          # the first legal move at every prompt; more lines than any hand needs
 
@@ -160,7 +161,7 @@ def test_following_the_hints_plays_the_hint_agents_game():
                     input=_HintFollower(out), output=out)
     assert s.run() == 0
     assert "=== game over" in out.getvalue()
-    from kalooki_sim.replay import open_table
+    from kalooki_sim.runtime.replay import open_table
 
     t, ref = open_table("caribbean", 4, ["greedy", "random", "greedy", "greedy"], 7, 0, "matches", hands_per_game=1)
     while not t.terminal:

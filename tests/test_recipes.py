@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kalooki_sim.agents.registry import AGENT_MODULES
 from kalooki_sim.agents.base import agent
-from kalooki_sim.strategies import load_strategy
+from kalooki_sim.agents.registry import AGENT_MODULES
+from kalooki_sim.runtime.strategies import load_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = (ROOT / "docs" / "recipes.md").read_text()

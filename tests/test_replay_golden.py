@@ -1,4 +1,4 @@
-"""Replays (kalooki_sim.replay): golden playthroughs, record -> validate -> render, corruption.
+"""Replays (kalooki_sim.runtime.replay): golden playthroughs, record -> validate -> render, corruption.
 
 The golden files pin whole games move by move, so any change of rules, engine or agents that
 alters play shows up as a readable diff.  The record tests check the two promises of the format:
@@ -16,12 +16,10 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.cards import parse_card
+from kalooki_sim.core.cards import parse_card
 from kalooki_sim.engine import layout as L
-from kalooki_sim.replay import (
-    FORMAT, ReplayError, read_replay, record_games, render_replay, validate_replay,
-)
-from kalooki_sim.rollout import simulate
+from kalooki_sim.runtime.replay import FORMAT, ReplayError, read_replay, record_games, render_replay, validate_replay
+from kalooki_sim.runtime.rollout import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 GGRR = ["greedy", "greedy", "random", "random"]

@@ -1,4 +1,4 @@
-"""Replays of points-variant matches (kalooki_sim.replay, docs/replay-format.md format 2).
+"""Replays of points-variant matches (kalooki_sim.runtime.replay, docs/replay-format.md format 2).
 
 A K40 match to elimination reseats the players still in after every elimination; the file numbers
 everybody by real player (``null`` for a player not dealt in) and carries the score sheet, so the
@@ -11,9 +11,9 @@ import json
 import numpy as np
 import pytest
 
-from kalooki_sim.replay import FORMAT, ReplayError, record_games, render_replay, validate_replay
-from kalooki_sim.rollout import simulate
-from kalooki_sim.rules import load_rules
+from kalooki_sim.core.rules import load_rules
+from kalooki_sim.runtime.replay import FORMAT, ReplayError, record_games, render_replay, validate_replay
+from kalooki_sim.runtime.rollout import simulate
 
 LINEUP = ["greedy", "greedy", "random", "greedy"]
 

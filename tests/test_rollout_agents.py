@@ -1,4 +1,4 @@
-"""Closed loop (kalooki_sim.rollout) and compiled agents (agents/compiled.py).
+"""Closed loop (kalooki_sim.runtime.rollout) and compiled agents (agents/compiled.py).
 
 Determinism (threads, batch splits), legality of every agent choice under the engine invariants,
 consistency of the per-hand rows, and greedy beating random.
@@ -15,12 +15,11 @@ import pytest
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY, RANDOM, Policy, default_params, policy_id, policy_name
 from kalooki_sim.agents.compiled import choose_action
-from kalooki_sim.engine import core
-from kalooki_sim.engine import layout as L
+from kalooki_sim.core.rng import rng_key
+from kalooki_sim.core.rulevec import R_DOWN_AND_OUT_MULTIPLIER, R_N_ROUNDS, R_PENALTY
+from kalooki_sim.engine import core, layout as L
 from kalooki_sim.engine.state import State
-from kalooki_sim.rng import rng_key
-from kalooki_sim.rollout import HAND_COLUMNS, MATCH_COLUMNS, simulate
-from kalooki_sim.rulevec import R_DOWN_AND_OUT_MULTIPLIER, R_N_ROUNDS, R_PENALTY
+from kalooki_sim.runtime.rollout import HAND_COLUMNS, MATCH_COLUMNS, simulate
 
 GGRR = [GREEDY, GREEDY, RANDOM, RANDOM]
 

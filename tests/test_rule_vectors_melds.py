@@ -1,7 +1,7 @@
 """RULES.md §6.1-§6.4 test vectors (and hand-verified lay-downs) against the public meld API.
 
 API under test (docs/meld-semantics.md): ``kalooki_sim.melds.is_legal_meld / meld_value /
-opening_value / meets_contract / best_lay_down`` and ``kalooki_sim.scoring.hand_penalty``.
+opening_value / meets_contract / best_lay_down`` and ``kalooki_sim.core.scoring.hand_penalty``.
 Every row carries its RULES.md vector ID as the pytest id; extra rows derived from the rule text
 carry the ID of the vector they extend plus a suffix.
 """
@@ -13,8 +13,7 @@ from functools import lru_cache
 
 import pytest
 
-from kalooki_sim import load_rules
-from kalooki_sim import melds as M
+from kalooki_sim import load_rules, melds as M
 
 ALL_VARIANTS = ["caribbean", "k40", "k51", "k101", "na15", "american", "k40+v4", "k51+v4", "k101+v4"]
 
@@ -34,7 +33,7 @@ def melds_of(text: str) -> list[list[str]]:
 
 
 def hand_penalty(rules, hand):
-    from kalooki_sim.scoring import hand_penalty as hp
+    from kalooki_sim.core.scoring import hand_penalty as hp
 
     return hp(rules, hand)
 

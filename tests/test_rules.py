@@ -10,8 +10,8 @@ import pytest
 
 import kalooki_sim
 from kalooki_sim import Rules, RulesError, load_rules
-from kalooki_sim import rulevec as rv
-from kalooki_sim.cards import JOKER, parse_card
+from kalooki_sim.core import rulevec as rv
+from kalooki_sim.core.cards import JOKER, parse_card
 
 PRESETS = ["caribbean", "k40", "k51", "k101", "na15", "american"]
 POINTS_PRESETS = ["k40", "k51", "k101", "na15", "american"]
@@ -156,7 +156,7 @@ def test_every_preset_loads(preset):
 
 
 def test_list_presets_and_overlays():
-    from kalooki_sim.rules import list_overlays, list_presets
+    from kalooki_sim.core.rules import list_overlays, list_presets
 
     assert set(PRESETS) <= set(list_presets())
     assert set(OVERLAYS) <= set(list_overlays())

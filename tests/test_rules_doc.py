@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kalooki_sim.rules import ENUMS, Rules
+from kalooki_sim.core.rules import ENUMS, Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "rules.md"

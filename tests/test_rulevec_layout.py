@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kalooki_sim import rulevec
-from kalooki_sim.rules import ENUMS, list_overlays, list_presets, load_rules
+from kalooki_sim.core import rulevec
+from kalooki_sim.core.rules import ENUMS, list_overlays, list_presets, load_rules
 
 RULE_SETS = [*list_presets(), "k40+v4+v6", "k40+v1+v2"]
 

@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.engine import core, plans
-from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.game import Game
+from kalooki_sim.engine import core, layout as L, plans
 from kalooki_sim.engine.state import State
+from kalooki_sim.runtime.game import Game
 
 
 def _without_certificate(game):
@@ -82,7 +81,7 @@ def test_hand_settled_by_the_new_card_becomes_the_certificate():
     """A hand one unmeldable card away from the certificate has no lay-down, and the verdict keeps
     it as the certificate: the next hand (a discard and a draw later) is one card away from it but
     two from the old one, and is settled too."""
-    from kalooki_sim.cards import counts_of
+    from kalooki_sim.core.cards import counts_of
 
     rv = load_rules("k40").to_vector()
     ps = State.empty(1).ps

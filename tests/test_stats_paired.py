@@ -11,11 +11,13 @@ import pytest
 from scipy import optimize
 from scipy.stats import t as student_t
 
-from kalooki_sim.ratings import (bradley_terry, compare_ratings, finishing_orders, openskill_ratings,
-                                 plackett_luce_mle, simulate_plackett_luce)
-from kalooki_sim.stats import (aa_coverage, cluster_bootstrap_mean, clustered_mean, clustered_summary,
-                               naive_difference, paired_differences, summarize_clustered, synthetic_duplicate,
-                               variance_reduction, write_results)
+from kalooki_sim.analysis.ratings import (
+    bradley_terry, compare_ratings, finishing_orders, openskill_ratings, plackett_luce_mle, simulate_plackett_luce,
+)
+from kalooki_sim.analysis.stats import (
+    aa_coverage, cluster_bootstrap_mean, clustered_mean, clustered_summary, naive_difference, paired_differences,
+    summarize_clustered, synthetic_duplicate, variance_reduction, write_results,
+)
 
 
 def _random_clustered(seed, n_clusters=40, max_size=6):
@@ -306,7 +308,7 @@ def test_write_results_states_deals_and_rows(tmp_path):
 
 
 def test_plots_write_pngs(tmp_path):
-    from kalooki_sim.stats_plots import plot_distribution, plot_estimates, plot_ratings
+    from kalooki_sim.analysis.stats_plots import plot_distribution, plot_estimates, plot_ratings
 
     t = synthetic_duplicate(1, n_deals=12)
     s = clustered_summary(t, "value", "deal", "agent")

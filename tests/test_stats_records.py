@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from kalooki_sim import load_rules
-from kalooki_sim.records import RunDir
-from kalooki_sim.stats import mean_interval, summarize, wilson_interval, win_rate
+from kalooki_sim.analysis.stats import mean_interval, summarize, wilson_interval, win_rate
+from kalooki_sim.studies.records import RunDir
 
 
 def test_wilson_matches_textbook_value():

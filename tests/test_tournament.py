@@ -1,4 +1,4 @@
-"""Duplicate tournaments (kalooki_sim.tournament) and named strategies (kalooki_sim.strategies)."""
+"""Duplicate tournaments (kalooki_sim.studies.tournament) and named strategies (kalooki_sim.runtime.strategies)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,10 @@ import pytest
 
 from kalooki_sim import load_rules
 from kalooki_sim.agents.base import GREEDY
-from kalooki_sim.rollout import simulate
-from kalooki_sim.stats import paired_differences
-from kalooki_sim.strategies import StrategyError, known_strategies, lineup, load_strategy
-from kalooki_sim.tournament import TournamentConfig, entrant_labels, play_deals, run_tournament, schedule
-
+from kalooki_sim.analysis.stats import paired_differences
+from kalooki_sim.runtime.rollout import simulate
+from kalooki_sim.runtime.strategies import StrategyError, known_strategies, lineup, load_strategy
+from kalooki_sim.studies.tournament import TournamentConfig, entrant_labels, play_deals, run_tournament, schedule
 
 # ------------------------------------------------------------------------------------------------
 # strategies
@@ -61,7 +60,7 @@ def test_unknown_and_malformed_strategies(tmp_path):
 
 @pytest.mark.parametrize("k,n", [(4, 4), (2, 4), (3, 3), (6, 4), (9, 3)])
 def test_schedule_seats_every_entrant_of_a_table_in_every_seat(k, n):
-    from kalooki_sim.tournament import _tables
+    from kalooki_sim.studies.tournament import _tables
 
     counts = np.zeros((k, n), dtype=int)
     for d in range(2 * len(_tables(k, n)) if k >= n else 10):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kalooki_sim.strategies import load_strategy
+from kalooki_sim.runtime.strategies import load_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,18 +20,16 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from kalooki_sim import load_rules
-from kalooki_sim.cards import JOKER, parse_cards, type_text
+from kalooki_sim.core.cards import JOKER, parse_cards, type_text
 from kalooki_sim.engine import layout as L
-from kalooki_sim.engine.game import Game
-from kalooki_sim.engine.turn_comparison import (
-    Report, action_texts, check_game, check_position, compare_legal, compare_state, engine_plan_records,
-    position_text,
-)
 from kalooki_sim.engine.turn_reference import A_TACK_LOW, TurnModel, pos_type
+from kalooki_sim.runtime.game import Game
+from kalooki_sim.runtime.turn_comparison import (
+    Report, action_texts, check_game, check_position, compare_legal, compare_state, engine_plan_records, position_text,
+)
 
 POINTS_PRESETS = ("k40", "k51", "k101", "na15", "american")
 # every house overlay on the base game, and those that change a turn on the A43 variants too

@@ -3,11 +3,11 @@ view, and every shape the kernels pass it must cover exactly the slice it is cut
 
 import numpy as np
 
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.views import c_view
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.state import State
-from kalooki_sim.jit import njit
 from kalooki_sim.melds import search as S
-from kalooki_sim.views import c_view
 
 
 @njit(cache=False)

@@ -42,9 +42,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from kalooki_sim.agents.observation import N_CF, OBS_DIM, OBS_VERSION, SECTIONS
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.layout import N_ACTIONS
-from kalooki_sim.observation import N_CF, OBS_DIM, OBS_VERSION, SECTIONS
 
 __all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
            "CheckpointMismatch", "CHECKPOINT_FORMAT"]

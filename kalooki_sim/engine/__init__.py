@@ -9,19 +9,13 @@ table manipulation, the American upcard swap and A43 openings) and its readable 
 * ``playout`` — ``random_playout``: whole matches of random legal actions (tests, ``batch``).
 * ``layout`` — array layout, phases, action ids, error codes.
 * ``state.State`` — the batched arrays; ``State.arrays()`` is the kernels' argument prefix.
-* ``game.Game`` — one game you can print, query and drive by action id or text.
+* ``match`` — the score sheet's kernels (``match_sheet``: the same for people, in Python).
+
+``Game``, the readable game you can print and drive, is the runtime's (``kalooki_sim.runtime.game``):
+it plays through the turn loop.
 """
 
 from .errors import IllegalActionError
 from .state import State
 
-__all__ = ["IllegalActionError", "State", "Game"]
-
-
-def __getattr__(name):
-    # game.py pulls in the text helpers; import lazily so `import kalooki_sim.engine.core` stays light
-    if name == "Game":
-        from .game import Game
-
-        return Game
-    raise AttributeError(name)
+__all__ = ["IllegalActionError", "State"]

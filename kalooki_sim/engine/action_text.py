@@ -1,6 +1,6 @@
 """Action texts: the engine's name for every action id in a position, and the parser back.
 
-``Game`` (``engine.game``) and the replays speak this notation; it lives apart from the facade so
+``Game`` (``runtime.game``) and the replays speak this notation; it lives apart from the facade so
 that every reader of ids and texts shares one definition.  The notation::
 
     pass | call | allow | deny | draw stock | draw discard | end turn
@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from ..cards import JOKER, parse_cards, type_text
-from ..melds.api import decode_melds
-from ..melds.positions import pos_type
-from . import core
-from . import layout as L
+from kalooki_sim.core.cards import JOKER, parse_cards, type_text
+from kalooki_sim.melds.api import decode_melds
+from kalooki_sim.melds.positions import pos_type
+
+from . import core, layout as L
 from .state import State
 
 __all__ = ["action_text", "parse_action"]

@@ -6,27 +6,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
-from ..melds.positions import pos_type
-from ..rulevec import (
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
     DISCARD_DRAW_BEFORE_OPENING_ANY, JOKER_SWAP_RETRIEVE, R_CALL_PENALTY_CARDS, R_COUNT_DENIED_CALLS,
-    R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_JOKER_SWAP, R_KEEP_TOP_DISCARD_ON_RESHUFFLE,
-    R_NEW_MELDS_AFTER_OPENING, R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
+    R_FREED_JOKER_MUST_BE_USED_SAME_TURN, R_JOKER_SWAP, R_KEEP_TOP_DISCARD_ON_RESHUFFLE, R_NEW_MELDS_AFTER_OPENING,
+    R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
 )
+from kalooki_sim.melds.positions import pos_type
+
 from .common import _dir, _holds_any, _steps_between
 from .fit import _apply_tack, _move_target, set_joker_meaning
 from .flow import _end_turn, _enter_play, _finish_hand, _next_caller, _pop_stock, _start_turn, _void_deal
 from .layout import (
-    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS,
-    A_SETSWAP, A_SHIFT, A_TACK, A_TACK_LOW, A_UPSWAP, EV_NONE, EV_WENT_OUT, G_ACTIVE, G_AFTER_ALLOW, G_CALLER,
-    G_CALL_DONE, G_DISC_N, G_FREED, G_LAID_THIS_TURN, G_LAST_EVENT, G_MANIPS, G_NP, G_N_MELDS,
-    G_OPEN_DEBT, G_OWED, G_PHASE, G_PLAN_DEBT, G_STEPS, G_TAKEN, G_TAKEN_MUST, G_TO_ACT, JOKER, L_MAX,
-    MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_TYPES, PH_ALLOW,
-    PH_DRAW, PH_UPSWAP, PS_CALLS, PS_LAID,
+    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS, A_SETSWAP,
+    A_SHIFT, A_TACK, A_TACK_LOW, A_UPSWAP, EV_NONE, EV_WENT_OUT, G_ACTIVE, G_AFTER_ALLOW, G_CALL_DONE, G_CALLER,
+    G_DISC_N, G_FREED, G_LAID_THIS_TURN, G_LAST_EVENT, G_MANIPS, G_N_MELDS, G_NP, G_OPEN_DEBT, G_OWED, G_PHASE,
+    G_PLAN_DEBT, G_STEPS, G_TAKEN, G_TAKEN_MUST, G_TO_ACT, JOKER, L_MAX, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ,
+    MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_TYPES, PH_ALLOW, PH_DRAW, PH_UPSWAP, PS_CALLS, PS_LAID,
 )
 from .legality import check_action, draw_mode
 from .manipulation import _manip_apply, _placed_type, _set_swap_slot, _swap_joker_out
-from .plans import _K_RUN, _K_SET, _clear_plans, _plan_count, compute_plans
+from .plans import _K_RUN, _K_SET, _clear_plans, plan_count, compute_plans
 
 
 @njit(_nrt=False)
@@ -225,11 +225,11 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             owed = gs[g, G_OWED]
             taken = gs[g, G_TAKEN]
             if owed >= 0:
-                _settle_placed(gs, g, owed, _plan_count(plan[g, k], plan_n[g, k, 0], owed))
+                _settle_placed(gs, g, owed, plan_count(plan[g, k], plan_n[g, k, 0], owed))
             if owed != JOKER:
-                _settle_placed(gs, g, JOKER, _plan_count(plan[g, k], plan_n[g, k, 0], JOKER))
+                _settle_placed(gs, g, JOKER, plan_count(plan[g, k], plan_n[g, k, 0], JOKER))
             if taken >= 0 and taken != owed and taken != JOKER:
-                _settle_placed(gs, g, taken, _plan_count(plan[g, k], plan_n[g, k, 0], taken))
+                _settle_placed(gs, g, taken, plan_count(plan[g, k], plan_n[g, k, 0], taken))
         else:
             placed = _placed_type(gs, minfo, g, a)
             if placed >= 0:

@@ -1,7 +1,7 @@
 """Batch kernels over games, run on threads by ``lanes.run_lanes`` (the closed loop's pattern).
 
 Each game row is independent and every random number comes from the game's own counter-based
-streams (``kalooki_sim.rng``), so results do not depend on the thread count or on which other
+streams (``kalooki_sim.core.rng``), so results do not depend on the thread count or on which other
 games share the batch.  The state arrays arrive as plain arguments (never through tuple fields,
 whose writes numba can lose inside ``prange``).
 """
@@ -9,8 +9,10 @@ whose writes numba can lose inside ``prange``).
 from __future__ import annotations
 
 import numpy as np
-from ..jit import njit
-from ..lanes import run_lanes
+
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.lanes import run_lanes
+
 from .playout import random_playout
 
 

@@ -7,9 +7,10 @@ them without importing one another.
 
 from __future__ import annotations
 
-from ..bits import word8
-from ..jit import njit
-from ..rulevec import PLAY_DIRECTION_LEFT, R_PENALTY, R_PLAY_DIRECTION
+from kalooki_sim.core.bits import word8
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import PLAY_DIRECTION_LEFT, R_PENALTY, R_PLAY_DIRECTION
+
 from .layout import N_TYPES
 
 

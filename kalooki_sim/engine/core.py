@@ -31,7 +31,7 @@ job, each importing only those above it in this list:
 
 The engine plays one hand and stops.  Above it, not re-exported here: ``match_flow`` (the score
 sheet, the next deal, the match winners: every match mode) and ``playout`` (random playouts of
-whole matches, for tests); every game with agents is played by ``kalooki_sim.loop``.
+whole matches, for tests); every game with agents is played by ``kalooki_sim.runtime.loop``.
 """
 
 from __future__ import annotations
@@ -40,8 +40,7 @@ from .apply import apply_action, step
 from .common import hand_penalty_of
 from .fit import meld_value_of, set_joker_meaning
 from .flow import (
-    STREAM_DEALER, STREAM_POLICY_BASE, STREAM_STRIDE, deal_hand, may_call, reset_game, resume,
-    start_game, start_games,
+    STREAM_DEALER, STREAM_POLICY_BASE, STREAM_STRIDE, deal_hand, may_call, reset_game, resume, start_game, start_games,
 )
 from .invariants import (
     INV_CALLS, INV_CONSERVATION, INV_DECK_EXCEEDED, INV_MASK_EMPTY, INV_MELD_ILLEGAL, INV_MELD_LAYOUT,

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
-from ..melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
-from ..melds.positions import pos_type
-from ..rulevec import (
-    RUN_GROWTH_RULE_UP_UNTIL_ACE_THEN_DOWN, R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN,
-    R_JOKER_SET_MELD_VALUE, R_LAYOFF_MAX_PER_RUN_END_PER_TURN, R_LAYOFF_MAX_PER_RUN_PER_TURN,
-    R_LAYOFF_REQUIRES_OPENED, R_MELD_VALUE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
-    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE,
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
+    R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN, R_JOKER_SET_MELD_VALUE, R_LAYOFF_MAX_PER_RUN_END_PER_TURN,
+    R_LAYOFF_MAX_PER_RUN_PER_TURN, R_LAYOFF_REQUIRES_OPENED, R_MELD_VALUE, R_RUN_ADJACENT_JOKERS, R_RUN_GROWTH_RULE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MAX_SIZE, RUN_GROWTH_RULE_UP_UNTIL_ACE_THEN_DOWN,
 )
+from kalooki_sim.melds.legality import KIND_RUN, KIND_SET, meld_best_value, run_max_len
+from kalooki_sim.melds.positions import pos_type
+
 from .layout import (
-    E_ACE_RULE, E_ADJACENT_JOKERS, E_GROWTH, E_KIND, E_LAYOFF_LIMIT, E_NOT_ADJACENT, E_NO_FREE_POS, E_ONE_END,
-    E_SET_FULL,
-    E_WRONG_RANK, E_WRONG_SUIT, G_N_MELDS, G_OPEN_DEBT, JOKER, L_MAX, MELD_W, MI_HI, MI_KEY, MI_KIND,
-    MI_LEN, MI_LO, MI_NJ, MI_T_ALL, MI_T_HI, MI_T_LO, MK_JSET, MK_RUN, MK_SET, NMI, N_TYPES, PS_LAID,
+    E_ACE_RULE, E_ADJACENT_JOKERS, E_GROWTH, E_KIND, E_LAYOFF_LIMIT, E_NO_FREE_POS, E_NOT_ADJACENT, E_ONE_END,
+    E_SET_FULL, E_WRONG_RANK, E_WRONG_SUIT, G_N_MELDS, G_OPEN_DEBT, JOKER, L_MAX, MELD_W, MI_HI, MI_KEY, MI_KIND,
+    MI_LEN, MI_LO, MI_NJ, MI_T_ALL, MI_T_HI, MI_T_LO, MK_JSET, MK_RUN, MK_SET, N_TYPES, NMI, PS_LAID,
 )
 
 
@@ -184,7 +183,7 @@ def _set_fit(minfo, mcards, rv, g, m, t):
 def set_joker_meaning(minfo, mas, g, m):
     """The natural a joker added to set ``m`` stands for: the set's rank, least-held suit.
 
-    Public because ``Game.from_text`` (``engine.position_text``) declares the jokers of the sets it lays out
+    Public because ``Game.from_text`` (``runtime.position_text``) declares the jokers of the sets it lays out
     with the meaning the engine would give them."""
     cnt = np.zeros(4, dtype=np.int64)
     for i in range(minfo[g, m, MI_LEN]):

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
-from ..melds.positions import pos_type
-from ..rulevec import R_MAX_CALLS_PER_PLAYER, R_MAX_TURNS_PER_HAND, R_N_DECKS, R_N_JOKERS
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_MAX_CALLS_PER_PLAYER, R_MAX_TURNS_PER_HAND, R_N_DECKS, R_N_JOKERS
+from kalooki_sim.melds.positions import pos_type
+
 from .fit import meld_value_of
 from .layout import (
-    G_DISC_N, G_NP, G_N_MELDS, G_STOCK_N, G_TERMINAL, G_TURN, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN,
-    MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN, N_ACTIONS, N_TYPES, PS_CALLS, PS_LAID, P_MAX,
+    G_DISC_N, G_N_MELDS, G_NP, G_STOCK_N, G_TERMINAL, G_TURN, JOKER, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ,
+    MI_OWNER, MK_JSET, MK_RUN, N_ACTIONS, N_TYPES, P_MAX, PS_CALLS, PS_LAID,
 )
 from .legality import check_action, legal_mask
-
 
 INV_OK = 0
 INV_DECK_EXCEEDED = 1

@@ -32,7 +32,7 @@ State layout (all arrays have a leading batch dimension ``B``; one row = one gam
 
 from __future__ import annotations
 
-from ..melds.search import WS_LEN
+from kalooki_sim.melds.search import WS_LEN
 
 # ---- sizes
 P_MAX = 6            # players

@@ -14,25 +14,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
-from ..melds.positions import pos_type
-from ..rulevec import (
-    R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN, R_END_TAKE_MAY_TAKE_JOKER,
-    R_GOING_OUT_REQUIRES_DISCARD,
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
+    R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN, R_END_TAKE_MAY_TAKE_JOKER, R_GOING_OUT_REQUIRES_DISCARD,
     R_RUN_MIN_SIZE, R_TABLE_MANIPULATION, R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
 )
-from ..views import c_view
+from kalooki_sim.core.views import c_view
+from kalooki_sim.melds.positions import pos_type
+
 from .common import _hand_count
 from .fit import (
     _fit_err, _growth_ends, _limit_err, _load_meld, _may_layoff, _redeclare_set_jokers, _save_meld, meld_value_of,
 )
 from .layout import (
-    A_MOVE, A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TACK_LOW, A_TAKE_END, E_ACE_RULE,
-    E_BREAKS_MELD, E_GROWTH, E_KIND, E_MANIP_CAP, E_NOT_IN_MELD, E_NOT_LAID, E_NOT_USABLE,
-    E_NO_CARD, E_NO_FREE_POS, E_NO_MANIP, E_NO_MELD, E_TABLE_FULL, E_TAKE_JOKER, E_WRONG_SUIT, G_MANIPS,
-    G_N_MELDS, JOKER, L_MAX, MANIP_MAX_PER_TURN, MELD_W, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ,
-    MI_OWNER, MI_T_ALL, MI_T_HI, MI_T_LO, MK_RUN, MK_SET, M_MAX, NMI, N_TYPES, PLAN_MELDS, PS_LAID,
-    W_FLAT, W_LEN, W_MANIP,
+    A_MOVE, A_SETSUB, A_SETSWAP, A_SETTAKE, A_SHIFT, A_SPLIT, A_TACK, A_TACK_LOW, A_TAKE_END, E_ACE_RULE, E_BREAKS_MELD,
+    E_GROWTH, E_KIND, E_MANIP_CAP, E_NO_CARD, E_NO_FREE_POS, E_NO_MANIP, E_NO_MELD, E_NOT_IN_MELD, E_NOT_LAID,
+    E_NOT_USABLE, E_TABLE_FULL, E_TAKE_JOKER, E_WRONG_SUIT, G_MANIPS, G_N_MELDS, JOKER, L_MAX, M_MAX,
+    MANIP_MAX_PER_TURN, MELD_W, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MI_T_ALL, MI_T_HI, MI_T_LO,
+    MK_RUN, MK_SET, N_TYPES, NMI, PLAN_MELDS, PS_LAID, W_FLAT, W_LEN, W_MANIP,
 )
 from .plans import hand_plan_places
 

@@ -2,7 +2,7 @@
 
 The engine plays one hand and stops (``core._finish_hand``: the hand is scored, the state
 terminal).  Everything between hands happens here and nowhere else: the hand's result goes on the
-score sheet of ``kalooki_sim.match`` (``settle_hand``, which applies the one
+score sheet of ``kalooki_sim.engine.match`` (``settle_hand``, which applies the one
 ``penalty_multiplier``), the sheet says whether the match goes on, and if it does the next hand is
 dealt, by the next dealer, to the players still in.
 
@@ -30,19 +30,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
-from ..match import (
-    HOW_KALOOKI, MATCH_ON, MATCH_MODE_ELIMINATION_POOL, MATCH_MODE_FIXED_HANDS_LOW_TOTAL, N_EV,
-    final_money, settle_hand, start_match,
-)
-from ..rulevec import (
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
     DEALER_ROTATION_LEFT, R_DEALER_ROTATION, R_MATCH_MODE, R_TIE_RULE, TIE_RULE_FEWEST_POINTS_LAST_HAND,
     TIE_RULE_SHARED,
 )
+
 from .core import deal_hand, hand_penalty_of, reset_game, start_game
 from .layout import (
-    G_DEALER, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, H_MAX, JOKER,
-    N_TYPES, NPS, P_MAX, PS_CALLS, PS_TOTAL,
+    G_DEALER, G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, H_MAX, JOKER, N_TYPES, NPS, P_MAX,
+    PS_CALLS, PS_TOTAL,
+)
+from .match import (
+    HOW_KALOOKI, MATCH_MODE_ELIMINATION_POOL, MATCH_MODE_FIXED_HANDS_LOW_TOTAL, MATCH_ON, N_EV, final_money,
+    settle_hand, start_match,
 )
 
 __all__ = [

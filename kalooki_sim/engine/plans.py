@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
-from ..melds.positions import pos_type
-from ..melds.search import best_lay_down_known, contract_out_of_reach, natural_meldable
-from ..rulevec import (
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
     OPENING_COUNTS_LAYOFFS_WITH_NEW_MELD, OPENING_MODE_POINTS, R_KALOOKI_EXEMPT_FROM_OPENING_MIN,
     R_NEW_MELDS_AFTER_OPENING, R_OPENING_COUNTS_LAYOFFS, R_OPENING_MIN_POINTS, R_OPENING_MODE,
 )
-from ..views import c_view
+from kalooki_sim.core.views import c_view
+from kalooki_sim.melds.positions import pos_type
+from kalooki_sim.melds.search import best_lay_down_known, contract_out_of_reach, natural_meldable
+
 from .fit import _layoff_bound
 from .layout import (
-    G_ACTIVE, G_PLAN_DEBT, G_ROUND, JOKER, K_PLANS, N_TYPES, PLAN_MELDS, PLAN_REC, PS_CERT, PS_CERT_HAND,
-    PS_LAID, W_BEST, W_FLAT, W_HAND, W_LEN, W_MEMO_LAID, W_MEMO_NM, W_MEMO_OK, W_MEMO_ROUND, W_OUT, W_WS,
+    G_ACTIVE, G_PLAN_DEBT, G_ROUND, JOKER, K_PLANS, N_TYPES, PLAN_MELDS, PLAN_REC, PS_CERT, PS_CERT_HAND, PS_LAID,
+    W_BEST, W_FLAT, W_HAND, W_LEN, W_MEMO_LAID, W_MEMO_NM, W_MEMO_OK, W_MEMO_ROUND, W_OUT, W_WS,
 )
-
 
 # plan record kinds of melds.search
 _K_SET = 0
@@ -107,7 +107,7 @@ def _search_plan(hand, laid, rv, round_idx, out, work, must, in_reach):
 
 
 @njit(_nrt=False)
-def _plan_count(rec, nm, t):
+def plan_count(rec, nm, t):
     """Cards of type ``t`` (a natural, or JOKER) that the plan records ``rec[:nm]`` place."""
     c = 0
     for i in range(nm):
@@ -222,7 +222,7 @@ def hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
     if _memo_holds(hands, g, p, t_add, t_rem, laid, gs[g, G_ROUND], work):
         # the same question again (greedy's table takes ask it after the take's own check did)
         nm = work[W_MEMO_NM]
-        return nm >= 0 and _plan_count(out, nm, want) > 0
+        return nm >= 0 and plan_count(out, nm, want) > 0
     work[W_MEMO_OK] = 0
     hand = work[W_HAND:W_OUT]
     for t in range(N_TYPES):
@@ -245,7 +245,7 @@ def hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
             # not for hands a caller changed otherwise (a joker swap tried and taken back)
             _certify_no_plan(ps, rv, g, p, hand, laid)
         return False
-    return _plan_count(out, nm, want) > 0
+    return plan_count(out, nm, want) > 0
 
 
 @njit(_nrt=False)
@@ -353,10 +353,10 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, wo
         return -1
     debt = rv[R_OPENING_MIN_POINTS] - value
     for t in range(N_TYPES):                 # lay-offs by the cards the melds leave in hand
-        hands[g, p, t] -= _plan_count(out, nm, t)
+        hands[g, p, t] -= plan_count(out, nm, t)
     reach = _layoff_bound(gs, hands, minfo, mcards, mas, rv, g, p)
     for t in range(N_TYPES):
-        hands[g, p, t] += _plan_count(out, nm, t)
+        hands[g, p, t] += plan_count(out, nm, t)
     if reach < debt:
         return -1
     gs[g, G_PLAN_DEBT] = debt
@@ -385,4 +385,4 @@ def a43_opening_places(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t_add,
     nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, work)
     gs[g, G_PLAN_DEBT] = debt
     hands[g, p, t_add] -= 1
-    return nm >= 0 and _plan_count(out, nm, want) > 0
+    return nm >= 0 and plan_count(out, nm, want) > 0

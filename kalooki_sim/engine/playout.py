@@ -1,19 +1,20 @@
 """Random playouts: games played by uniformly random (or meld-eager) legal actions, straight on the
 engine and the match flow, with the invariant checks after every step.  The engine's own tests use
-them to reach many states of many variants quickly; agents play through ``kalooki_sim.loop``."""
+them to reach many states of many variants quickly; agents play through ``kalooki_sim.runtime.loop``."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..jit import njit
-from ..match import N_EV
-from ..rng import rng_below, rng_key, rng_uniform
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rng import rng_below, rng_key, rng_uniform
+
 from .core import STREAM_POLICY_BASE, check_invariants, legal_mask, mask_consistent, step
 from .layout import (
-    A_ALLOW, A_DENY, A_DISCARD, A_LAY, A_MOVE, A_SHIFT, A_TACK, EV_KALOOKI, EV_WENT_OUT, G_GAME_ID,
-    G_HANDS_DONE, G_LAST_EVENT, N_ACTIONS, P_MAX,
+    A_ALLOW, A_DENY, A_DISCARD, A_LAY, A_MOVE, A_SHIFT, A_TACK, EV_KALOOKI, EV_WENT_OUT, G_GAME_ID, G_HANDS_DONE,
+    G_LAST_EVENT, N_ACTIONS, P_MAX,
 )
+from .match import N_EV
 from .match_flow import NSP, NSX, begin_from_position, end_hand, next_hand
 
 __all__ = ["random_playout"]

@@ -63,12 +63,13 @@ from __future__ import annotations
 import copy
 from collections import Counter
 
-from ..cards import JOKER
+from kalooki_sim.core.cards import JOKER
+
 from . import layout as L
 from .turn_reference_manip import Manipulations
 from .turn_reference_melds import (  # noqa: F401  (pos_type, read_table, record_melds: for the comparison)
-    HI, LO, N_TYPES, JokerSet, Run, Set, best_melds, clone_table, meld_count, pos_type,
-    positions_of, read_table, record_count, record_melds,
+    HI, LO, N_TYPES, JokerSet, Run, Set, best_melds, clone_table, meld_count, pos_type, positions_of, read_table,
+    record_count, record_melds,
 )
 
 __all__ = ["TurnModel", "Run", "Set", "JokerSet", "pos_type", "positions_of", "read_table"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..cards import JOKER
+from kalooki_sim.core.cards import JOKER
+
 from . import layout as L
 from .turn_reference_melds import HI, LO, Run, meld_is_legal, pos_type
 

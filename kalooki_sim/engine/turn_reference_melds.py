@@ -10,7 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..cards import JOKER, type_text
+from kalooki_sim.core.cards import JOKER, type_text
+
 from . import layout as L
 
 __all__ = ["Run", "Set", "JokerSet", "pos_type", "positions_of", "read_table", "best_melds", "record_melds",
@@ -129,7 +130,7 @@ def _rv(rules, min_points):
 
 @lru_cache(maxsize=200_000)
 def _best_cached(rv_key, hand_key):
-    from ..melds.search import MAX_MELDS, REC, best_lay_down_counts
+    from kalooki_sim.melds.search import MAX_MELDS, REC, best_lay_down_counts
 
     rv = _RV_BY_KEY[rv_key]
     counts = np.zeros(N_TYPES, dtype=np.int64)
@@ -189,7 +190,7 @@ def meld_count(m, t) -> int:
 
 @lru_cache(maxsize=100_000)
 def _legal_tokens(rules_key, toks, kind):
-    from ..melds import is_legal_meld
+    from kalooki_sim.melds import is_legal_meld
     return is_legal_meld(_RULES_BY_KEY[rules_key], list(toks), kind)
 
 

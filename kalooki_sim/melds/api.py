@@ -12,8 +12,9 @@ from itertools import product
 
 import numpy as np
 
-from ..cards import JOKER, RANKS, SUITS, Card, format_cards, parse_cards, type_text
-from ..rules import Rules, load_rules
+from kalooki_sim.core.cards import JOKER, RANKS, SUITS, Card, format_cards, parse_cards, type_text
+from kalooki_sim.core.rules import Rules, load_rules
+
 from .legality import KIND_ANY, KIND_RUN, KIND_SET, meld_best_value
 from .search import K_JSET, K_RUN, K_SET, MAX_MELDS, REC, best_lay_down_counts
 

@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import lowest_bit, popcount
-from ..jit import njit
-from ..rulevec import R_MELD_VALUE, R_PENALTY
+from kalooki_sim.core.bits import lowest_bit, popcount
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_MELD_VALUE, R_PENALTY
+
 from .leaf import _leaf, _move_run, _natural_pos, _next_same_popcount, _set_rank_value
 from .positions import pos_type, run_mask
 from .workspace import (
-    B_NODES, B_USED, K_RUN, K_SET, MAX_MELDS, P_ADJ_OK, P_BOTH_OK, P_CONTRACT, P_DIST_RANK, P_DIST_SUIT,
-    P_EXTRA, P_F, P_HELD, P_HI_MAX, P_LO_MIN, P_MAXJVAL, P_MINPTS, P_MUST, P_PJ, P_RUN_MAX, P_RUN_MIN,
-    P_RUN_MIN_NAT, P_SET_DUP, P_SET_MAX, P_SET_MIN, P_SET_MIN_NAT, P_T, SCRATCH_W, SET_KEY_BASE, _WS_BEST,
-    _WS_NATVAL, _WS_POOL, _WS_PRM, _WS_SCRATCH, _WS_STACK,
+    _WS_BEST, _WS_NATVAL, _WS_POOL, _WS_PRM, _WS_SCRATCH, _WS_STACK, B_NODES, B_USED, K_RUN, K_SET, MAX_MELDS, P_ADJ_OK,
+    P_BOTH_OK, P_CONTRACT, P_DIST_RANK, P_DIST_SUIT, P_EXTRA, P_F, P_HELD, P_HI_MAX, P_LO_MIN, P_MAXJVAL, P_MINPTS,
+    P_MUST, P_PJ, P_RUN_MAX, P_RUN_MIN, P_RUN_MIN_NAT, P_SET_DUP, P_SET_MAX, P_SET_MIN, P_SET_MIN_NAT, P_T, SCRATCH_W,
+    SET_KEY_BASE,
 )
 
 

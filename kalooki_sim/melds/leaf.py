@@ -4,14 +4,15 @@ branch (spare jokers joining melds, all-joker sets), and the moves of a branch o
 
 from __future__ import annotations
 
-from ..bits import lowest_bit
-from ..jit import njit
-from ..rulevec import R_ACE_HIGH, R_ACE_LOW, R_MELD_VALUE
+from kalooki_sim.core.bits import lowest_bit
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_ACE_HIGH, R_ACE_LOW, R_MELD_VALUE
+
 from .positions import pos_type
 from .workspace import (
-    B_N, B_USED, B_VAL, K_JSET, K_RUN, K_SET, MAX_MELDS, P_ADJ_OK, P_BOTH_OK, P_CONTRACT, P_EXTRA, P_F,
-    P_HI_MAX, P_JSET, P_JSET_VAL, P_LO_MIN, P_MINPTS, P_PJ, P_RUN_MAX, P_SET_DUP, P_SET_MAX, P_T, REC,
-    _WS_BEST, _WS_NATVAL, _WS_PRM, _WS_STACK,
+    _WS_BEST, _WS_NATVAL, _WS_PRM, _WS_STACK, B_N, B_USED, B_VAL, K_JSET, K_RUN, K_SET, MAX_MELDS, P_ADJ_OK, P_BOTH_OK,
+    P_CONTRACT, P_EXTRA, P_F, P_HI_MAX, P_JSET, P_JSET_VAL, P_LO_MIN, P_MINPTS, P_PJ, P_RUN_MAX, P_SET_DUP, P_SET_MAX,
+    P_T, REC,
 )
 
 

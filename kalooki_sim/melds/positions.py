@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import highest_bit, lowest_bit, positive_bits8
-from ..jit import njit
-from ..rulevec import N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_FEWEST, R_WINDOWS
+from kalooki_sim.core.bits import highest_bit, lowest_bit, positive_bits8
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import N_WINDOW_MASKS, R_ACE_HIGH, R_ACE_LOW, R_FEWEST, R_WINDOWS
 
 NOT_A_VALUE = 1 << 40       # ``smallest4``'s next value when all four are summed
 

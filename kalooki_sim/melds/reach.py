@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import lowest_bit, popcount, rank_count_words, ranks_above_words
-from ..jit import njit
-from ..rulevec import (
-    OPENING_MODE_CONTRACT, ROUND_STRIDE, R_ACE_HIGH, R_ACE_LOW, R_CONTRACT_ALLOW_EXTRA_MELDS,
-    R_CONTRACT_DISTINCT_RUN_SUITS, R_CONTRACT_DISTINCT_SET_RANKS, R_OPENING_MODE, R_ROUND_BASE,
-    R_RUN_ADJACENT_JOKERS, R_RUN_MIN_SIZE, R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_NATURALS, R_SET_MIN_SIZE,
+from kalooki_sim.core.bits import lowest_bit, popcount, rank_count_words, ranks_above_words
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
+    OPENING_MODE_CONTRACT, R_ACE_HIGH, R_ACE_LOW, R_CONTRACT_ALLOW_EXTRA_MELDS, R_CONTRACT_DISTINCT_RUN_SUITS,
+    R_CONTRACT_DISTINCT_SET_RANKS, R_OPENING_MODE, R_ROUND_BASE, R_RUN_ADJACENT_JOKERS, R_RUN_MIN_SIZE,
+    R_SET_ALLOW_DUPLICATE_SUIT, R_SET_MIN_NATURALS, R_SET_MIN_SIZE, ROUND_STRIDE,
 )
+
 from .positions import fewest_missing_in_runs, run_mask
 from .workspace import P_F, P_SET_MIN, P_SET_MIN_NAT, P_T
 

@@ -10,7 +10,7 @@ avoids every clever idea the kernels use (window tables, greedy set choice, boun
   is confirmed by the meld-legality check above, the generator only has to be complete), then
   searches every packing of disjoint candidates, memoised on the multiset of cards still undecided.
 
-Everything here is plain Python over card types (``kalooki_sim.cards``); nothing is compiled.  The
+Everything here is plain Python over card types (``kalooki_sim.core.cards``); nothing is compiled.  The
 only concessions to speed (the differential tests run it on tens of thousands of hands) are a
 per-variant memory of meld meanings and multisets packed into ints for the search (both tested in
 tests/test_melds_reference.py); neither changes what is searched.
@@ -22,7 +22,7 @@ from collections import Counter
 from itertools import combinations, product
 from typing import Iterable, NamedTuple
 
-from ..cards import JOKER, N_RANKS, N_SUITS, Card, make_type, parse_cards, rank_of, suit_of, type_text
+from kalooki_sim.core.cards import JOKER, N_RANKS, N_SUITS, Card, make_type, parse_cards, rank_of, suit_of, type_text
 
 __all__ = [
     "Meaning",

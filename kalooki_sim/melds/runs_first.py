@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import (
-    lowest_bit, popcount, rank_count_of, rank_count_words, rank_tops_above, ranks_above_masked,
-    spread_bits8,
+from kalooki_sim.core.bits import (
+    lowest_bit, popcount, rank_count_of, rank_count_words, rank_tops_above, ranks_above_masked, spread_bits8,
 )
-from ..jit import njit
-from ..rulevec import R_PENALTY
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_PENALTY
+
 from .leaf import _leaf, _move_run, _next_same_popcount
 from .positions import fewest_of, pos_type, run_mask
 from .reach import _run_reach, _sets_need_words
 from .workspace import (
-    B_NODES, B_USED, K_RUN, K_SET, P_ADJ_OK, P_BOTH_OK, P_F, P_FIT_PM, P_FIT_TOPS, P_HI_MAX, P_LO_MIN,
-    P_MUST, P_PJ, P_RUN_JK, P_RUN_MAX, P_RUN_MIN, P_RUN_MIN_NAT, P_RUN_UB, P_SET_MIN, P_SET_MIN_NAT, P_T,
-    P_UB_SETS, SCRATCH_W, _WS_BEST, _WS_NATVAL, _WS_POOL, _WS_PRM, _WS_SCRATCH, _WS_STACK,
+    _WS_BEST, _WS_NATVAL, _WS_POOL, _WS_PRM, _WS_SCRATCH, _WS_STACK, B_NODES, B_USED, K_RUN, K_SET, P_ADJ_OK, P_BOTH_OK,
+    P_F, P_FIT_PM, P_FIT_TOPS, P_HI_MAX, P_LO_MIN, P_MUST, P_PJ, P_RUN_JK, P_RUN_MAX, P_RUN_MIN, P_RUN_MIN_NAT,
+    P_RUN_UB, P_SET_MIN, P_SET_MIN_NAT, P_T, P_UB_SETS, SCRATCH_W,
 )
 
 

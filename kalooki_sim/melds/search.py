@@ -11,23 +11,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bits import lowest_bit, rank_count_words
-from ..jit import njit
-from ..rulevec import R_PENALTY
-from ..views import c_view
+from kalooki_sim.core.bits import lowest_bit, rank_count_words
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_PENALTY
+from kalooki_sim.core.views import c_view
+
 from .dfs import _dfs
 from .leaf import _natural_value
 from .positions import run_mask
-from .reach import _contract_needs_more_jokers, _run_reach, _set_fits
-from .runs_first import _run_bounds, _runs_first, _runs_then_sets_fit, _top_rank_penalty
-from .workspace import (
-    B_N, B_NODES, B_USED, B_VAL, MAX_MELDS, P_ADJ_OK, P_CONTRACT, P_DIST_RANK, P_DIST_SUIT, P_EXTRA, P_F,
-    P_HELD, P_HI_MAX, P_JSET, P_LO_MIN, P_MAXJVAL, P_MINPTS, P_MUST, P_RUN_MIN, P_SET_DUP, P_SET_MAX,
-    P_SET_MIN, P_SET_MIN_NAT, P_T, P_UB_SETS, REC, WS_LEN, _DP_J, _DP_T, _WS_BEST, _WS_DP, _WS_NATVAL,
-    _WS_PICK, _WS_POOL, _WS_PRM, _WS_SCRATCH, _WS_STACK, fill_params, new_workspace,
+from .reach import (  # noqa: F401
+    _contract_needs_more_jokers, _run_reach, _set_fits, contract_out_of_reach, natural_meldable, natural_meldable_held,
 )
-from .reach import contract_out_of_reach, natural_meldable, natural_meldable_held  # noqa: F401
-from .workspace import K_JSET, K_RUN, K_SET, make_params  # noqa: F401  (re-exported)
+from .runs_first import _run_bounds, _runs_first, _runs_then_sets_fit, _top_rank_penalty
+from .workspace import (  # noqa: F401  (re-exported)
+    _DP_J, _DP_T, _WS_BEST, _WS_DP, _WS_NATVAL, _WS_PICK, _WS_POOL, _WS_PRM, _WS_SCRATCH, _WS_STACK, B_N, B_NODES,
+    B_USED, B_VAL, K_JSET, K_RUN, K_SET, MAX_MELDS, P_ADJ_OK, P_CONTRACT, P_DIST_RANK, P_DIST_SUIT, P_EXTRA, P_F,
+    P_HELD, P_HI_MAX, P_JSET, P_LO_MIN, P_MAXJVAL, P_MINPTS, P_MUST, P_RUN_MIN, P_SET_DUP, P_SET_MAX, P_SET_MIN,
+    P_SET_MIN_NAT, P_T, P_UB_SETS, REC, WS_LEN, fill_params, make_params, new_workspace,
+)
 
 __all__ = [
     "best_lay_down_counts", "best_lay_down_ws", "best_lay_down_min", "best_lay_down_must",

@@ -134,7 +134,7 @@ def compile_first(bar, warm) -> None:
     import threading
     import time
 
-    from .jit import cache_dir
+    from kalooki_sim.core.jit import cache_dir
 
     d = Path(cache_dir())
     if d.is_dir() and any(d.rglob("*.nbi")):

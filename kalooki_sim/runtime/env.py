@@ -40,14 +40,14 @@ when the match ends (the match win share).  Every real player's reward is report
 learner seats of one game (self-play) each read their own column.
 
 **Seating.**  ``lineup`` names one agent per seat: ``"learner"`` or any strategy name of
-``kalooki_sim.strategies`` (compiled).  With ``rotate=True`` game ``g`` seats the lineup rotated by
+``kalooki_sim.runtime.strategies`` (compiled).  With ``rotate=True`` game ``g`` seats the lineup rotated by
 ``g % n_players``, so a learner plays every seat equally often; ``tables`` gives any per-game
 seating instead (``[T, n]`` ids, game ``g`` uses row ``g % T``).
 
 **Compiled seats** are played inside ``loop.advance`` (the closed loop's own path: no return to
 Python, no legal mask computed for them); only learner decisions stop it.  The cards each seat
 took from the discard pile (part of the observation) are a tally the loop keeps
-(``loop.CX_TAKEN``).  The rows of a batch run on threads (``lanes.run_lanes``): ``lanes`` of
+(``engine.context.CX_TAKEN``).  The rows of a batch run on threads (``lanes.run_lanes``): ``lanes`` of
 them (default: numba's thread count, at most one per 16 rows), lane ``l`` playing rows ``l, l +
 lanes, ...``; the results never depend on it.  The env has its own row kernel
 (``env_kernels.env_rows``: ``act``, ``advance``, the rewards, the next deal when an episode ends,
@@ -65,13 +65,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from kalooki_sim.agents.base import EXTERNAL, N_PARAMS, fill_params
+from kalooki_sim.agents.observation import OBS_DIM, OBS_VERSION, WORK_LEN
+from kalooki_sim.core.lanes import run_lanes
+from kalooki_sim.engine.errors import IllegalActionError as _EngineIllegalActionError
+from kalooki_sim.engine.layout import N_ACTIONS, P_MAX
+
 from . import loop
-from .agents.base import EXTERNAL, N_PARAMS, fill_params
-from .engine.errors import IllegalActionError as _EngineIllegalActionError
-from .engine.layout import N_ACTIONS, P_MAX
 from .env_kernels import MODE_CHOOSE, MODE_RESET, MODE_STEP, NRES, RES_COLUMNS, encode_rows, env_rows
-from .lanes import run_lanes
-from .observation import OBS_DIM, OBS_VERSION, WORK_LEN
 
 __all__ = ["KalookiVecEnv", "LEARNER", "OBS_DIM", "OBS_VERSION", "N_ACTIONS", "RES_COLUMNS", "IllegalActionError",
            "encode_rows"]
@@ -125,9 +126,10 @@ class KalookiVecEnv:
                  table_params=None, seed: int = 0, first_game_id: int = 0, hands_per_match=None,
                  max_hands=None, buy_back="always", check: bool = False, keep_rows: int = 0,
                  lanes: int | None = None, legal_lists=None):
-        from .engine.game import check_supported
+        from kalooki_sim.core.rules import Rules, load_rules
+
+        from .game import check_supported
         from .rollout import buy_back_flags, match_length, max_steps_per_hand, seating_table
-        from .rules import Rules, load_rules
         from .strategies import lineup as resolve
 
         self.rules = rules if isinstance(rules, Rules) else load_rules(rules)
@@ -331,7 +333,7 @@ class KalookiVecEnv:
         if not bad.size:
             bad = np.flatnonzero(~self._mask[np.arange(self.batch), a])
         if bad.size:
-            from .engine.action_text import action_text
+            from kalooki_sim.engine.action_text import action_text
 
             b = int(bad[0])
             x = int(wide[b])

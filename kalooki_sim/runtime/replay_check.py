@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import math
 
-from .agents.base import default_params, policy_id
-from .engine import core
-from .engine import layout as L
-from .engine.action_text import action_text, parse_action
-from .replay import (
-    READABLE_FORMATS, ReplayError, _buys_back, _jsonable, _seat, _Table, read_replay, record_games,
-)
+from kalooki_sim.agents.base import default_params, policy_id
+from kalooki_sim.core.rules import Rules, load_rules
+from kalooki_sim.engine import core, layout as L
+from kalooki_sim.engine.action_text import action_text, parse_action
+
+from .replay import READABLE_FORMATS, ReplayError, _buys_back, _jsonable, _seat, _Table, read_replay, record_games
 from .rollout import match_length
-from .rules import Rules, load_rules
 
 __all__ = ["validate_replay"]
 

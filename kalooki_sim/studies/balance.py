@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 import re
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,7 +111,7 @@ class Cell:
     mix: str = ""
 
     def rules(self):
-        from .rules import load_rules
+        from kalooki_sim.core.rules import load_rules
 
         return load_rules(self.preset, list(self.overlays), **dict(self.overrides))
 
@@ -178,7 +178,7 @@ def _player_counts(cfg: BalanceConfig, rules) -> list[int]:
 
 
 def _applies(rules_name: str, overlays) -> bool:
-    from .rules import RulesError, load_rules
+    from kalooki_sim.core.rules import RulesError, load_rules
 
     try:
         load_rules(rules_name, list(overlays))
@@ -191,7 +191,7 @@ def expand(cfg: BalanceConfig) -> list[Cell]:
     """Every cell of the study, in a fixed order (base cells before the knob cells that refer to
     them).  Knobs that cannot apply (an overlay for another family, a value equal to the preset's,
     a player count the preset does not allow) are left out."""
-    from .rules import RulesError, load_rules
+    from kalooki_sim.core.rules import RulesError, load_rules
 
     cells: list[Cell] = []
     ids: set[str] = set()
@@ -281,8 +281,9 @@ def play_shard(cfg: BalanceConfig, cell: Cell, shard: int) -> dict[str, pd.DataF
 
     A pure function of its arguments (the deals are ``cfg.seed`` x deal ids), so any process or
     machine computes the same rows; nothing is written here (the driver writes)."""
-    from .rollout import simulate
-    from .strategies import lineup
+    from kalooki_sim.runtime.rollout import simulate
+    from kalooki_sim.runtime.strategies import lineup
+
     from .tournament import entrant_labels, play_seatings
 
     rules = cell.rules()

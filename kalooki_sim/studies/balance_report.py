@@ -322,7 +322,7 @@ def findings(t: dict, knob_players: int = 4) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 
 def _table(df: pd.DataFrame, digits: int = 3) -> str:
-    from .stats import markdown_table
+    from kalooki_sim.analysis.stats import markdown_table
 
     return markdown_table(df, digits)
 

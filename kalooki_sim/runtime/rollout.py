@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agents.base import EXTERNAL, fill_params, policy_id, seat_rows
-from .engine.layout import H_MAX, P_MAX
+from kalooki_sim.agents.base import EXTERNAL, fill_params, policy_id, seat_rows
+from kalooki_sim.core.lanes import run_lanes
+from kalooki_sim.engine.layout import H_MAX, P_MAX
+from kalooki_sim.engine.match import BUY_BACK_ALWAYS, BUY_BACK_NEVER
+
 from .loop import (
-    M_ACTIVE, M_BB, M_FINISHED, M_HANDS, M_KALOOKIS, M_MATCH_HANDS, M_MONEY, M_POLICY, M_POOL, M_RIPS,
-    M_TOTAL, M_UNITS, R_VALID, ROW_COLUMNS, LoopArrays, closed_loop,
+    M_ACTIVE, M_BB, M_FINISHED, M_HANDS, M_KALOOKIS, M_MATCH_HANDS, M_MONEY, M_POLICY, M_POOL, M_RIPS, M_TOTAL, M_UNITS,
+    R_VALID, ROW_COLUMNS, LoopArrays, closed_loop,
 )
-from .lanes import run_lanes
-from .match import BUY_BACK_ALWAYS, BUY_BACK_NEVER
 
 __all__ = ["simulate", "seating_table", "buy_back_flags", "match_length", "max_steps_per_hand", "HAND_COLUMNS",
            "MATCH_COLUMNS", "POINTS_HAND_COLUMNS", "POINTS_MATCH_COLUMNS", "DEFAULT_HANDS_PER_MATCH",
@@ -187,7 +188,7 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     seats, pm = seating_table(seat_policies, n_games, n_players, params)
     if (seats == EXTERNAL).any():
         raise ValueError("simulate plays compiled agents only; a seat played from outside (external) "
-                         "needs a stepping driver (kalooki_sim.engine.game.Game or the environment)")
+                         "needs a stepping driver (kalooki_sim.runtime.game.Game or the environment)")
     H = match_length(rules, mode, hands_per_game, max_hands)
     wants = buy_back_flags(buy_back, n_players)
     if max_steps is None:

@@ -35,7 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .agents.base import EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, check_params, default_params, policy_id
+from kalooki_sim.agents.base import (
+    EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, check_params, default_params, policy_id,
+)
 
 __all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "lineup", "learned_policy",
            "learned_policies", "is_learned", "checkpoint_digests"]
@@ -203,7 +205,7 @@ def learned_policy(strategy: Strategy | str, rules):
     except ImportError:
         raise StrategyError(f"{s.name} is a learned agent (checkpoint {path}), which needs torch: "
                             "install the learn extra: pip install -e .[learn]") from None
-    from .agents.learned import CheckpointMismatch, LearnedPolicy, load_checkpoint
+    from kalooki_sim.agents.learned import CheckpointMismatch, LearnedPolicy, load_checkpoint
 
     try:
         net, _ = load_checkpoint(path, rules)

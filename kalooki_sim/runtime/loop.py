@@ -43,31 +43,34 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agents.base import EXTERNAL
-from .agents.compiled import KNOWN_LEN, seat_action
-from .engine.core import STREAM_POLICY_BASE, apply_action, check_invariants, legal_mask, step
-from .engine.layout import (
+from kalooki_sim.agents.base import EXTERNAL
+from kalooki_sim.agents.compiled import KNOWN_LEN, seat_action
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.lanes import run_lanes
+from kalooki_sim.core.rng import rng_key
+from kalooki_sim.core.rulevec import R_COUNT_DENIED_CALLS, R_N_ROUNDS
+from kalooki_sim.engine.context import (
+    CX_CALLS, CX_CHECK, CX_DENIED, CX_ERR, CX_GAME, CX_LAID, CX_LAST, CX_MAX_STEPS, CX_OUT, CX_PAUSE, CX_RESH0, CX_SEED,
+    CX_STATUS, CX_STEPS, CX_TAKEN, CX_VOIDS0, NCX,
+)
+from kalooki_sim.engine.core import STREAM_POLICY_BASE, apply_action, check_invariants, legal_mask, step
+from kalooki_sim.engine.layout import (
     A_ALLOW, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_LAY, A_TACK_LOW, A_UPSWAP, EV_VOID, G_ACTIVE, G_CALLER, G_DISC_N,
-    G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT,
-    G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS, G_TURN, N_ACTIONS, P_MAX,
+    G_HAND_HOW, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_EVENT, G_TO_ACT, G_TOTAL_RESHUFFLES, G_TOTAL_VOIDS,
+    G_TURN, N_ACTIONS, P_MAX,
 )
-from .engine.state import State
-from .engine.match_flow import (
-    SP_ACTIVE, SP_BB, SP_CARDS, SP_JOKERS, SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL,
-    SP_RIPS, SP_TOTAL, SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN,
-    SX_N_MWIN, SX_POOL, begin_match, end_hand, new_sheet, next_hand,
+from kalooki_sim.engine.match import EV_PAYMENT, EV_PENALTY, EV_STATUS, penalty_multiplier
+from kalooki_sim.engine.match_flow import (
+    SP_ACTIVE, SP_BB, SP_CARDS, SP_JOKERS, SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL,
+    SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN, SX_N_MWIN, SX_POOL, begin_match, end_hand,
+    new_sheet, next_hand,
 )
-from .jit import njit
-from .lanes import run_lanes
-from .match import EV_PAYMENT, EV_PENALTY, EV_STATUS, penalty_multiplier
-from .rng import rng_key
-from .rulevec import R_COUNT_DENIED_CALLS, R_N_ROUNDS
+from kalooki_sim.engine.state import State
 
 __all__ = [
     "EXTERNAL", "ST_PLAYING", "ST_WAITING", "ST_OVER", "ST_FAILED",
     "ERR_MAX_STEPS", "ERR_ILLEGAL", "ERR_BAD_ACTION",
-    "CX_OUT", "CX_GAME", "CX_SEED", "CX_STATUS", "CX_ERR", "CX_STEPS", "CX_MAX_STEPS", "CX_CHECK",
-    "CX_PAUSE", "CX_LAST", "CX_LAID", "CX_CALLS", "CX_TAKEN", "CX_DENIED", "NCX", "ROW_COLUMNS", "MATCH_PLANES", "NR", "NM",
+    "ROW_COLUMNS", "MATCH_PLANES", "NR", "NM",
     "start", "attach", "advance", "act", "agent_action", "closed_loop", "advance_rows", "act_rows", "LoopArrays",
     "lane_row",
 ]
@@ -83,19 +86,6 @@ ST_FAILED = 3            # stopped on an error (ctx[b, CX_ERR])
 ERR_MAX_STEPS = 1        # a hand took more than its step budget
 ERR_ILLEGAL = 2          # a compiled agent chose an action outside the legal mask
 ERR_BAD_ACTION = 3       # ``act`` was called when no external decision was pending
-
-# ctx[b, CX_*]; CX_LAID + seat: turn the engine seat laid down (-1 not yet); CX_TAKEN + seat: the card
-# types (bit t: type t) the engine seat took from the discard pile in this deal, public knowledge the
-# observation encoder reads (``_pile_take``); CX_CALLS + seat: calls it was allowed (denied ones too
-# when the rules count them) in this hand; CX_DENIED + seat: its calls that were denied (a call made
-# is one allowed or denied)
-(CX_OUT, CX_GAME, CX_SEED, CX_STATUS, CX_ERR, CX_STEPS, CX_MAX_STEPS, CX_CHECK, CX_PAUSE, CX_RESH0,
- CX_VOIDS0, CX_LAST) = range(12)
-CX_LAID = 12
-CX_CALLS = CX_LAID + P_MAX
-CX_TAKEN = CX_CALLS + P_MAX
-CX_DENIED = CX_TAKEN + P_MAX
-NCX = CX_DENIED + P_MAX
 
 # rows[R_*, o, hand, real player]: one plane per column, so a finished batch hands out views
 ROW_COLUMNS = (

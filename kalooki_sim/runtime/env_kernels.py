@@ -1,7 +1,7 @@
-"""The compiled part of the lockstep environment (``kalooki_sim.env``): its one row kernel.
+"""The compiled part of the lockstep environment (``kalooki_sim.runtime.env``): its one row kernel.
 
 Kept apart from ``env.py`` so that the environment's Python (the class, its checks and messages,
-which import ``engine.game``) is not a kernel module: the kernel cache's digest
+which import ``runtime.game``) is not a kernel module: the kernel cache's digest
 (``jit.kernel_sources``) covers kernel modules and everything they import, and an edit to the
 printable ``Game`` must not recompile the engine.
 """
@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agents.base import EXTERNAL
-from .bits import lowest_bit, word8
-from .engine.layout import A_LAY, G_TO_ACT, N_ACTIONS, P_MAX
-from .engine.match_flow import SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN
-from .jit import njit
-from .loop import CX_ERR, ST_OVER, ST_WAITING, act, advance, agent_action, lane_row, start
-from .observation import encode, encode_view
-from .rulevec import R_N_ROUNDS
+from kalooki_sim.agents.base import EXTERNAL
+from kalooki_sim.agents.observation import encode, encode_view
+from kalooki_sim.core.bits import lowest_bit, word8
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import R_N_ROUNDS
+from kalooki_sim.engine.context import CX_ERR
+from kalooki_sim.engine.layout import A_LAY, G_TO_ACT, N_ACTIONS, P_MAX
+from kalooki_sim.engine.match_flow import (
+    SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN,
+)
+
+from .loop import ST_OVER, ST_WAITING, act, advance, agent_action, lane_row, start
 
 __all__ = ["env_rows", "encode_rows", "RES_COLUMNS", "NRES", "MODE_RESET", "MODE_STEP", "MODE_CHOOSE",
            "ERR_NO_CHOICE", "ERR_LOOP"]

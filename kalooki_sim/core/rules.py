@@ -620,7 +620,7 @@ def _vector_of(r: Rules) -> np.ndarray:
             t, f = r.contracts[rnd]
             vec[rv.round_contract_index(rnd)] = t
             vec[rv.round_contract_index(rnd) + 1] = f
-    from .melds.positions import run_tables        # (compiled; the melds package imports rules)
+    from kalooki_sim.melds.positions import run_tables  # (compiled; the melds package imports rules)
 
     vec[rv.R_WINDOWS:] = run_tables(r.run_min_size, 1 if r.ace_low else 2, 14 if r.ace_high else 13)
     vec.setflags(write=False)

@@ -3,25 +3,26 @@
 ``Game`` wraps a one-row ``State`` and the kernels of ``core``.  Seats are 0-based in code and
 shown as ``P1``.. ``Pn`` in text (docs/rules.md §6.9 numbering); table melds are numbered from 1 in
 text.  Actions are ids or the texts of ``engine.action_text`` (its docstring has the notation);
-``Game.from_text`` reads positions in the notation of ``engine.position_text``.
+``Game.from_text`` reads positions in the notation of ``runtime.position_text``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..cards import type_text
-from ..rules import Rules, load_rules
-from .. import loop
-from ..rollout import buy_back_flags, max_steps_per_hand, seating_table
-from . import core, match_flow
-from . import layout as L
-from .action_text import (
+from kalooki_sim.core.cards import type_text
+from kalooki_sim.core.rules import Rules, load_rules
+from kalooki_sim.engine import core, layout as L, match_flow
+from kalooki_sim.engine.action_text import (
     _cards_text, _meld_tokens, _NotOffered, _scratch_kept, _seat_text, _sorted_types, action_text, parse_action,
 )
-from .errors import IllegalActionError
+from kalooki_sim.engine.context import CX_STATUS
+from kalooki_sim.engine.errors import IllegalActionError
+from kalooki_sim.engine.state import State
+
+from . import loop
 from .position_text import position_from_text
-from .state import State
+from .rollout import buy_back_flags, max_steps_per_hand, seating_table
 
 __all__ = ["Game", "check_supported", "action_text", "parse_action"]
 
@@ -197,7 +198,7 @@ class Game:
         """The match winners once it is over (the match flow's: lowest total, ties per tie_rule,
         shared by default, A14; the last player in; the most money); before that, the seats with
         the lowest total so far."""
-        if self._loop.ctx[0, loop.CX_STATUS] == loop.ST_OVER:
+        if self._loop.ctx[0, CX_STATUS] == loop.ST_OVER:
             flags = self._loop.sp[0, match_flow.SP_MWIN]
             return [p for p in range(int(self._loop.sx[0, match_flow.SX_N])) if flags[p]]
         out = np.zeros(L.P_MAX, dtype=np.bool_)
@@ -220,7 +221,7 @@ class Game:
         ``over``, ``finished`` (an elimination match that reached its cap is over, not finished)
         and, for the last settled hand, ``penalty`` (points the sheet added), ``payment`` (units
         received or paid) and ``status`` (``match.STATUS_NAMES``)."""
-        from ..match import EV_PAYMENT, EV_PENALTY, EV_STATUS, STATUS_NAMES
+        from kalooki_sim.engine.match import EV_PAYMENT, EV_PENALTY, EV_STATUS, STATUS_NAMES
 
         sp, sx, sev = self._loop.sp[0], self._loop.sx[0], self._loop.sev[0]
         n = int(sx[match_flow.SX_N])
@@ -242,7 +243,7 @@ class Game:
 
     def legal_mask(self) -> np.ndarray:
         """The legal actions of the seat to act (the loop's mask; none once the match is over)."""
-        if self._loop.ctx[0, loop.CX_STATUS] != loop.ST_WAITING:
+        if self._loop.ctx[0, CX_STATUS] != loop.ST_WAITING:
             return np.zeros(L.N_ACTIONS, dtype=np.bool_)
         return self._loop.mask[0].copy()
 
@@ -261,7 +262,7 @@ class Game:
 
         The copy has its own random streams, so asking it ``agent_action()`` (a hint for an
         external seat) leaves this game, and every later decision in it, untouched."""
-        from ..agents.base import fill_params, policy_id
+        from kalooki_sim.agents.base import fill_params, policy_id
 
         pid = policy_id(agent)
         if not (isinstance(player, (int, np.integer)) and not isinstance(player, bool) and 0 <= player < self.n_players):
@@ -424,7 +425,7 @@ class Game:
 
     @classmethod
     def from_text(cls, text: str, rules="caribbean") -> "Game":
-        """Build a single-hand position from text (the notation of ``engine.position_text``).
+        """Build a single-hand position from text (the notation of ``runtime.position_text``).
 
         The match ends after this hand unless ``last_hand`` says otherwise.  ``ValueError`` naming
         the line for malformed text or a position the engine could not be in."""

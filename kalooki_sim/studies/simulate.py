@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kalooki_sim.analysis.stats import _sort_key, cluster_codes, clustered_mean, summarize_clustered
+from kalooki_sim.core.rules import load_rules
+
 from .records import RunDir, compile_first
-from .rules import load_rules
-from .stats import _sort_key, cluster_codes, clustered_mean, summarize_clustered
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def config_dict(cfg: SimulationConfig) -> dict:
 
 
 def points_matches(cfg: SimulationConfig, rules) -> bool:
-    """Matches played on the score sheet of ``kalooki_sim.match`` (every variant but Caribbean)."""
+    """Matches played on the score sheet of ``kalooki_sim.engine.match`` (every variant but Caribbean)."""
     return cfg.mode == "matches" and rules.match_mode != "fixed_hands_low_total"
 
 
@@ -68,7 +69,7 @@ def _positive(value, name: str) -> None:
 
 def _check(cfg: SimulationConfig, rules) -> None:
     """Validate a config; messages name the config field and the ``kalooki simulate`` flag."""
-    from .engine.game import check_supported
+    from kalooki_sim.runtime.game import check_supported
 
     check_supported(rules)
     _positive(cfg.players, "players (--players)")
@@ -96,7 +97,7 @@ def _check(cfg: SimulationConfig, rules) -> None:
             if cfg.max_hands is not None:
                 raise ValueError(f"{rules.name} matches have a fixed number of hands; max_hands does not apply")
         else:
-            from .rollout import match_length
+            from kalooki_sim.runtime.rollout import match_length
 
             match_length(rules, "matches", cfg.hands_per_match, cfg.max_hands)     # raises on a bad value
 
@@ -105,8 +106,8 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
     """Run (or resume) a simulation and write its run directory; returns it."""
     from tqdm import tqdm
 
-    from .rollout import simulate
-    from .strategies import checkpoint_digests, learned_policies, lineup
+    from kalooki_sim.runtime.rollout import simulate
+    from kalooki_sim.runtime.strategies import checkpoint_digests, learned_policies, lineup
 
     rules = load_rules(cfg.variant)
     _check(cfg, rules)
@@ -145,7 +146,7 @@ def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool =
                 out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first,
                                **extra)
             else:
-                from .policy_play import play_policies
+                from kalooki_sim.runtime.policy_play import play_policies
 
                 out = play_policies(rules, cfg.players, seats, n, cfg.seed, mode=cfg.mode, first_game_id=first,
                                     **extra)
@@ -170,7 +171,7 @@ def write_summary(run: RunDir, cfg: SimulationConfig) -> pd.DataFrame:
     the seat number, ``agent``: the agent of the row), with ``n_rows`` and ``n_deals`` (games the
     row rests on), the win rate and mean penalty with 95 % intervals clustered by game (the seats
     of one game share the cards, and in matches all hands of one match are one cluster: CR1
-    standard errors, t with n_games - 1 df; ``kalooki_sim.stats.summarize_clustered``) and penalty
+    standard errors, t with n_games - 1 df; ``kalooki_sim.analysis.stats.summarize_clustered``) and penalty
     quantiles.  Matches add ``match_*`` columns: win rate with its interval and the mean total; for
     the points variants also mean money (with its interval), mean buy-backs, elimination rate and
     the share of finished matches (``match_finished``), and a money histogram (``money.png``).

@@ -9,13 +9,14 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .cards import JOKER, parse_cards
+from kalooki_sim.core.cards import JOKER, parse_cards
+from kalooki_sim.core.rules import Rules, load_rules
+
 from .match import (
-    BUY_BACK_ALWAYS, BUY_BACK_NEVER, ERR_BAD_WINNER, EV_OFFER, EV_OTHERS_IN, EV_PAYMENT, EV_PENALTY, EV_STATUS,
-    EV_TOTAL_AT_ELIMINATION, HOW_VOID, MATCH_ON, N_EV, STATUS_NAMES, _HOW_BY_NAME, final_money, match_winner_of,
+    _HOW_BY_NAME, BUY_BACK_ALWAYS, BUY_BACK_NEVER, ERR_BAD_WINNER, EV_OFFER, EV_OTHERS_IN, EV_PAYMENT, EV_PENALTY,
+    EV_STATUS, EV_TOTAL_AT_ELIMINATION, HOW_VOID, MATCH_ON, N_EV, STATUS_NAMES, final_money, match_winner_of,
     settle_hand, start_match,
 )
-from .rules import Rules, load_rules
 
 __all__ = ["HandResult", "HandState", "MatchScore", "score_match"]
 

@@ -2,7 +2,7 @@
 
 The closed loop (``rollout.simulate``) only reports results per hand.  To *look* at games — debug
 an agent, explain a strange score, give a person a game to follow — we need every decision.
-``record_games`` plays the same games on the one compiled loop (``kalooki_sim.loop``) stepped from
+``record_games`` plays the same games on the one compiled loop (``kalooki_sim.runtime.loop``) stepped from
 Python: the loop stops before every decision (``Game`` with the agents seated), the seat's compiled
 agent says what it plays (``loop.agent_action``: the closed loop's call, on the seat's own random
 stream) and the loop applies it; this module only turns each step into the events of the JSON-lines
@@ -26,16 +26,16 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .agents.base import params_matrix, policy_id, policy_name
-from .cards import parse_card, type_text
-from .engine import core
-from .engine import layout as L
-from .engine.action_text import _meld_tokens, action_text
-from .engine.game import Game
-from .rules import Rules, load_rules
-from .match import penalty_multiplier
+from kalooki_sim.agents.base import params_matrix, policy_id, policy_name
+from kalooki_sim.core.cards import parse_card, type_text
+from kalooki_sim.core.rules import Rules, load_rules
+from kalooki_sim.core.rulevec import R_N_ROUNDS, R_PENALTY
+from kalooki_sim.engine import core, layout as L
+from kalooki_sim.engine.action_text import _meld_tokens, action_text
+from kalooki_sim.engine.match import penalty_multiplier
+
+from .game import Game
 from .rollout import buy_back_flags, match_length
-from .rulevec import R_N_ROUNDS, R_PENALTY
 
 __all__ = ["FORMAT", "ReplayError", "ReplayDriftError", "record_games", "render_replay",
            "validate_replay", "read_replay", "Table", "open_table", "write_replay"]

@@ -72,7 +72,7 @@ METRIC_LABELS = {
 
 
 def _est(y, clusters, **extra) -> dict:
-    from .stats import clustered_mean
+    from kalooki_sim.analysis.stats import clustered_mean
 
     y = np.asarray(y, dtype=float)
     ok = ~np.isnan(y)
@@ -145,7 +145,7 @@ def _laydown(hands: pd.DataFrame, n: int, T: int, tag: dict) -> list[dict]:
     Table turn t = the t-th time the turn comes round (``laid_down_turn // n + 1``); a player who
     never laid down, or whose hand ended first, counts as not laid down by t (the unconditional
     curve: what a player at the table sees)."""
-    from .stats import cluster_codes
+    from kalooki_sim.analysis.stats import cluster_codes
 
     out = []
     lt = hands["laid_down_turn"].to_numpy().astype(np.int64)     # (stored narrow: int8 would overflow below)
@@ -165,10 +165,10 @@ def effects(cfg: BalanceConfig, cell: Cell, base_rows: pd.DataFrame, rows: pd.Da
     """Paired differences (knob cell - base cell) over the deals both played, per hand-level
     metric and per seat's win share: one per deal, t interval over deals (``stats.paired_differences``).
     Match cells compare match scores and hand outcomes per match."""
-    from .stats import paired_differences
+    from kalooki_sim.analysis.stats import paired_differences
 
     a = hand_level(rows, cell.rules().count_denied_calls)
-    from .rules import load_rules
+    from kalooki_sim.core.rules import load_rules
 
     b = hand_level(base_rows, load_rules(cell.preset).count_denied_calls)   # a base cell is the bare preset
     cols = list(HAND_METRICS)
@@ -208,8 +208,8 @@ def skill_statistics(cell: Cell, seats: pd.DataFrame, n_boot: int = 30, seed: in
       weakest, log scale and Elo points), with a percentile bootstrap over deals: the "skill and
       chance" measure of Duersch, Lambrecht & Oechssler (2020), who read the dispersion of fitted
       ratings as the room skill has in a game (zero in a game of pure chance)."""
-    from .ratings import finishing_orders, plackett_luce_mle
-    from .stats import clustered_summary, paired_differences
+    from kalooki_sim.analysis.ratings import finishing_orders, plackett_luce_mle
+    from kalooki_sim.analysis.stats import clustered_summary, paired_differences
 
     ladder = list(dict.fromkeys(cell.agents))
     ws = clustered_summary(seats, "win_share", cluster="deal", by="agent")

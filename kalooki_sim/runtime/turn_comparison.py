@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cards import JOKER, type_text
-from . import layout as L
-from .turn_reference import A_TACK_LOW, N_TYPES, TurnModel, read_table, record_melds
+from kalooki_sim.core.cards import JOKER, type_text
+from kalooki_sim.engine import layout as L
+from kalooki_sim.engine.turn_reference import A_TACK_LOW, N_TYPES, TurnModel, read_table, record_melds
+
 
 def engine_plan_records(st, g=0):
     """The lay-down plan the engine offers (plan 0), as meld records; None when there is none."""

@@ -6,7 +6,7 @@ seats each deal gets one table (``n`` of the entrants, the tables taking turns s
 plays equally often); with fewer, the entrants repeat around the table.  All seatings of a deal
 run in one batch of the one compiled loop (``rollout.simulate`` with a per-game seating and the
 deal id as game id), so differences between entrants are paired on the same cards, and every
-interval is clustered by deal (``kalooki_sim.stats``): the rows of one deal are never counted as
+interval is clustered by deal (``kalooki_sim.analysis.stats``): the rows of one deal are never counted as
 independent.
 
 ``run_tournament`` writes a run directory (``records.RunDir``): ``meta.json``, the parquet table
@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kalooki_sim.core.rules import load_rules
+from kalooki_sim.runtime.strategies import checkpoint_digests, learned_policies, lineup as resolve_lineup
+
 from .records import RunDir, compile_first
-from .rules import load_rules
-from .strategies import checkpoint_digests, learned_policies
-from .strategies import lineup as resolve_lineup
 
 __all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play_seatings", "run_tournament", "analyse",
            "OUTCOMES"]
@@ -106,7 +106,7 @@ def _tables(k: int, n: int) -> list[tuple[int, ...]]:
 
 
 def _check(cfg: TournamentConfig, rules) -> None:
-    from .engine.game import check_supported
+    from kalooki_sim.runtime.game import check_supported
 
     check_supported(rules)
     if not rules.players_min <= cfg.players <= rules.players_max:
@@ -145,7 +145,7 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
 
     Returns ``(seats, hands)``: one row per deal x seating x seat (``deal``, ``seating``, ``agent``,
     ``strategy`` and the outcome columns of ``OUTCOMES[mode]``); in "matches" mode also the hand rows."""
-    from .rollout import simulate
+    from kalooki_sim.runtime.rollout import simulate
 
     n = n_players
     if policies:
@@ -213,7 +213,7 @@ def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names
     rows are those of the compiled path (``policy_id`` -1 for a learned seat), ordered by deal and
     seating.  The compiled seats of a learned table draw on the env's per-seat random streams, not
     on the entrant's own stream as in the compiled batch (deterministic all the same)."""
-    from .policy_play import play_policies
+    from kalooki_sim.runtime.policy_play import play_policies
 
     if agent_names is None:
         raise ValueError("learned entrants need agent_names (the strategy name of every entrant)")
@@ -307,8 +307,8 @@ def analyse(run: RunDir, cfg: TournamentConfig, rules=None, write: bool = True) 
     by deal), pairwise paired differences, the variance reduction of the duplicate design against
     independent deals, and ratings (openskill Plackett-Luce, cross-checked by a maximum-likelihood
     Plackett-Luce fit).  With ``write``: ``results.md``, ``results.csv`` and plots in the run."""
-    from .ratings import compare_ratings, finishing_orders, plackett_luce_mle
-    from .stats import clustered_summary, paired_differences, variance_reduction, write_results
+    from kalooki_sim.analysis.ratings import compare_ratings, finishing_orders, plackett_luce_mle
+    from kalooki_sim.analysis.stats import clustered_summary, paired_differences, variance_reduction, write_results
 
     rules = rules or load_rules(cfg.variant)
     seats = run.read_table("seats")
@@ -351,7 +351,7 @@ def analyse(run: RunDir, cfg: TournamentConfig, rules=None, write: bool = True) 
 
 
 def _plots(path: Path, seats, tables, score, pl) -> None:
-    from .stats_plots import plot_distribution, plot_estimates, plot_ratings
+    from kalooki_sim.analysis.stats_plots import plot_distribution, plot_estimates, plot_ratings
 
     plot_estimates(tables["win share"], path / "win_share.png", by="agent")
     plot_distribution(seats, path / f"{score}.png", value=score, by="agent")

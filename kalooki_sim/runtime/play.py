@@ -26,14 +26,15 @@ from typing import TextIO
 
 import numpy as np
 
-from .agents.base import EXTERNAL
-from .cards import type_text
-from .engine import layout as L
-from .engine.errors import IllegalActionError
-from .engine.game import Game
+from kalooki_sim.agents.base import EXTERNAL
+from kalooki_sim.core.cards import type_text
+from kalooki_sim.core.rules import Rules, load_rules
+from kalooki_sim.engine import layout as L
+from kalooki_sim.engine.errors import IllegalActionError
+
+from .game import Game
 from .replay import open_table, write_replay
 from .rollout import match_length
-from .rules import Rules, load_rules
 from .strategies import lineup, load_strategy
 
 __all__ = ["play_game", "PlaySession", "GamePlan", "plan_game", "hand_text", "parse_command",
@@ -397,8 +398,9 @@ class PlaySession:
     # ---- a learned opponent's decision
     def _policy_action(self, real: int) -> int:
         """The action of the learned opponent ``real`` (the seat to act) on its observation."""
+        from kalooki_sim.agents.observation import OBS_DIM, WORK_LEN
+
         from .env_kernels import encode_rows
-        from .observation import OBS_DIM, WORK_LEN
 
         g = self.game
         la, st = g._loop, g.state

@@ -1,7 +1,7 @@
 """The seat-view observation: one deciding seat's public + private knowledge as a flat float32 vector.
 
 ``encode`` (compiled) writes the view of the seat to act in game row ``b`` into a preallocated
-``out[OBS_DIM]``; the lockstep environment (``kalooki_sim.env``) calls it inside its step kernel,
+``out[OBS_DIM]``; the lockstep environment (``kalooki_sim.runtime.env``) calls it inside its step kernel,
 so no Python touches a position.  The layout is versioned (``OBS_VERSION``): a checkpoint records
 the version it was trained on and refuses another (``agents/learned``).  Bump the version whenever
 a section, an offset or a scaling below changes.
@@ -42,7 +42,7 @@ Never read: other seats' hands (only their sizes), the stock's cards, the lay-do
 debt (``plan``, ``G_PLAN_DEBT``: computed from the active player's hand, and stale from the
 previous player during a call window), the engine's search certificate (``PS_CERT*``).
 
-"Taken from the pile" is a tally of the turn loop (``loop.CX_TAKEN``: bit ``t`` = card type
+"Taken from the pile" is a tally of the turn loop (``engine.context.CX_TAKEN``: bit ``t`` = card type
 ``t``, per engine seat, cleared at every deal), kept as the loop applies every action, the
 compiled seats' too, since the engine keeps no history.
 """
@@ -51,27 +51,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine.layout import (
-    A_LAY, G_ACTIVE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO,
-    G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN,
-    G_TAKEN_MUST, G_TO_ACT, G_TURN, G_VOIDS, G_AFTER_ALLOW, G_CALL_DONE, G_LAID_THIS_TURN, JOKER, M_MAX,
-    MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_HI, MI_NJ, MI_OWNER, MK_RUN, MK_SET, MK_JSET, N_TYPES, P_MAX,
-    PH_PLAY, PS_CALLS, PS_LAID,
+from kalooki_sim.core.jit import njit
+from kalooki_sim.core.rulevec import (
+    MAX_ROUNDS, OPENING_MODE_CONTRACT, OPENING_MODE_POINTS, R_CALLS_ENABLED, R_MATCH_MODE, R_MAX_CALLS_PER_PLAYER,
+    R_MAX_TURNS_PER_HAND, R_N_ROUNDS, R_OPENING_MIN_POINTS, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, ROUND_STRIDE,
 )
-from .engine.match_flow import (
-    SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_N,
+from kalooki_sim.engine.context import CX_TAKEN
+from kalooki_sim.engine.layout import (
+    A_LAY, G_ACTIVE, G_AFTER_ALLOW, G_CALL_DONE, G_CALLER, G_DEALER, G_DISC_N, G_FREED, G_HAND_NO, G_LAID_THIS_TURN,
+    G_LAST_HAND, G_MANIPS, G_N_MELDS, G_NP, G_OWED, G_PHASE, G_RESHUFFLES, G_ROUND, G_STOCK_N, G_TAKEN, G_TAKEN_MUST,
+    G_TO_ACT, G_TURN, G_VOIDS, JOKER, M_MAX, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MK_JSET, MK_RUN,
+    MK_SET, N_TYPES, P_MAX, PH_PLAY, PS_CALLS, PS_LAID,
 )
-from .engine.plans import _plan_count
-from .agents.expert import THROWN_LEN, feed_share, live_potential, _seen, thrown_bits
-from .agents.measures import (
-    _SFW_BASE, _SFW_LEN, _sf_changed, _sf_prepare, _shortfall_with, card_usefulness, contract_shortfall,
-)
-from .jit import njit
-from .loop import CX_TAKEN
-from .rulevec import (
-    MAX_ROUNDS, R_CALLS_ENABLED, R_MATCH_MODE, R_MAX_CALLS_PER_PLAYER, R_MAX_TURNS_PER_HAND, R_N_ROUNDS,
-    R_OPENING_MIN_POINTS, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, ROUND_STRIDE, OPENING_MODE_CONTRACT,
-    OPENING_MODE_POINTS,
+from kalooki_sim.engine.match_flow import SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_N
+from kalooki_sim.engine.plans import plan_count
+
+from .measures import (
+    SFW_BASE, SFW_LEN, THROWN_LEN, card_usefulness, contract_shortfall, feed_share, live_potential, seen_counts,
+    sf_changed, sf_prepare, shortfall_with, thrown_bits,
 )
 
 __all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "N_CF", "CF_NAMES", "WORK_LEN", "encode", "encode_view"]
@@ -110,10 +107,10 @@ OBS_DIM = O_CARDS + N_TYPES * N_CF
 GAP_WEIGHT = 0.5        # usefulness and live potential weigh a partner two ranks away as greedy does
 # the encoder's scratch per row (int64): the copies of each type the seat has seen, what each seat
 # has thrown (``agents.expert.thrown_bits``), the incremental shortfall's workspace
-# (``agents.measures._sf_prepare``)
+# (``agents.measures.sf_prepare``)
 _W_THROWN = N_TYPES
 _W_SFW = _W_THROWN + THROWN_LEN
-WORK_LEN = _W_SFW + _SFW_LEN
+WORK_LEN = _W_SFW + SFW_LEN
 
 SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scalars": (O_SCAL, N_SCAL),
             "caller": (O_CALLER, P_MAX), "taken_this_turn": (O_TAKEN, N_TYPES), "owed": (O_OWED, N_TYPES),
@@ -307,7 +304,7 @@ def _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, 
             out[s + 29] = 1.0
             out[s + 30] = nm / 12.0
             for t in range(N_TYPES):
-                out[O_LAY + t] = _plan_count(plan[b, 0], nm, t) / 2.0
+                out[O_LAY + t] = plan_count(plan[b, 0], nm, t) / 2.0
     _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out)
     return seat
 
@@ -324,14 +321,14 @@ def _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out):
     sfw = work[_W_SFW:]
     contract = rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT and ps[b, seat, PS_LAID] == 0
     rnd = gs[b, G_ROUND]
-    fast = contract and _sf_prepare(hands, rv, b, seat, rnd, sfw)
+    fast = contract and sf_prepare(hands, rv, b, seat, rnd, sfw)
     base = 0
     if fast:
-        base = sfw[_SFW_BASE]
+        base = sfw[SFW_BASE]
     elif contract:
         base = contract_shortfall(hands, rv, b, seat, rnd)
     out[s + 31] = base / 10.0
-    _seen(gs, hands, disc, minfo, mcards, b, seat, seen)
+    seen_counts(gs, hands, disc, minfo, mcards, b, seat, seen)
     for t in range(N_TYPES):
         o = O_CARDS + t * N_CF
         out[o + CF_HELD] = hands[b, seat, t] / 2.0
@@ -343,9 +340,9 @@ def _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out):
         if hands[b, seat, t] > 0:
             o = O_CARDS + t * N_CF
             if fast:
-                out[o + CF_SF_OUT] = (_sf_changed(hands, rv, b, seat, rnd, t, -1, sfw) - base) / 2.0
+                out[o + CF_SF_OUT] = (sf_changed(hands, rv, b, seat, rnd, t, -1, sfw) - base) / 2.0
             elif contract:
-                out[o + CF_SF_OUT] = (_shortfall_with(hands, rv, b, seat, rnd, t, -1) - base) / 2.0
+                out[o + CF_SF_OUT] = (shortfall_with(hands, rv, b, seat, rnd, t, -1) - base) / 2.0
             out[o + CF_USE] = card_usefulness(hands, rv, b, seat, t, 1, GAP_WEIGHT) / 4.0
             out[o + CF_LIVE] = live_potential(rv, seen, t, GAP_WEIGHT) / 3.0
             out[o + CF_FEED] = feed_share(gs, ps, minfo, rv, b, seat, t, rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT,
@@ -354,9 +351,9 @@ def _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out):
     top = disc[b, nd - 1] if nd > 0 else -1
     if 0 <= top < JOKER:
         if fast:
-            out[s + 32] = (_sf_changed(hands, rv, b, seat, rnd, top, 1, sfw) - base) / 2.0
+            out[s + 32] = (sf_changed(hands, rv, b, seat, rnd, top, 1, sfw) - base) / 2.0
         elif contract:
-            out[s + 32] = (_shortfall_with(hands, rv, b, seat, rnd, top, 1) - base) / 2.0
+            out[s + 32] = (shortfall_with(hands, rv, b, seat, rnd, top, 1) - base) / 2.0
         out[s + 33] = card_usefulness(hands, rv, b, seat, top, 0, GAP_WEIGHT) / 4.0
         out[s + 34] = live_potential(rv, seen, top, GAP_WEIGHT) / 3.0
 

@@ -1,4 +1,4 @@
-"""Plots of the estimates in ``kalooki_sim.stats`` and ``kalooki_sim.ratings`` (PNG files).
+"""Plots of the estimates in ``kalooki_sim.analysis.stats`` and ``kalooki_sim.analysis.ratings`` (PNG files).
 
 Every figure is laid out with ``bbox_inches="tight"`` so axis labels are never cut off, and says in
 its title how many deals (clusters) it rests on when that is known.

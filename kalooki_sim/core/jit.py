@@ -61,7 +61,7 @@ from . import jit_cache
 
 __all__ = ["njit", "cache_dir", "kernel_sources", "KernelDispatcher", "OPT_LEVEL"]
 
-_ROOT = Path(__file__).resolve().parent
+_ROOT = Path(__file__).resolve().parents[1]       # the kalooki_sim package
 _AGENTS = _ROOT.parent / "agents"       # a source checkout: agents/ sits beside the package
 
 # LLVM optimisation level of the kernels: -O2 rather than numba's default -O3.  The closed loop is
@@ -125,7 +125,7 @@ def _imports(path: Path) -> tuple[set[Path], bool]:
                 anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             names = {a.name for a in node.names}
-            if base == "kalooki_sim.jit":
+            if base == "kalooki_sim.core.jit":
                 makes_kernels |= "njit" in names
             elif base.split(".")[0] == "numba":
                 makes_kernels |= bool(names & _KERNEL_MAKERS)
@@ -253,11 +253,8 @@ class _MemoInlineWorker(InlineWorker):
         unmodified copy it returns (``InlineInlinables`` drops it)."""
         if arg_typs is not None or self._permit_update_type_and_call_maps:
             return super().inline_ir(caller_ir, block, i, callee_ir, callee_freevars, arg_typs)
-        from numba.core import inline_closurecall as icc
-        from numba.core import ir_utils
-        from numba.core.ir_utils import (add_offset_to_labels, find_topo_order, next_label,
-                                         replace_vars, simplify_CFG)
-        from numba.core import ir
+        from numba.core import inline_closurecall as icc, ir, ir_utils
+        from numba.core.ir_utils import add_offset_to_labels, find_topo_order, next_label, replace_vars, simplify_CFG
 
         copied = callee_ir.copy()
         copied.blocks = copy.deepcopy(callee_ir.blocks)
@@ -326,10 +323,9 @@ class _MemoInlineInlinables(InlineInlinables):
         worker = _MemoInlineWorker(state.typingctx, state.targetctx, state.locals, state.pipeline,
                                    state.flags, validator=callee_ir_validator)
         # (the rest is ``InlineInlinables.run_pass``, numba 0.68)
-        from numba.core import postproc
+        from numba.core import ir, postproc
         from numba.core.analysis import compute_cfg_from_blocks
         from numba.core.ir_utils import guard, simplify_CFG
-        from numba.core import ir
         modified = False
         work_list = list(state.func_ir.blocks.items())
         while work_list:

@@ -1,4 +1,4 @@
-"""Gymnasium and PettingZoo faces of the lockstep environment (``kalooki_sim.env``).
+"""Gymnasium and PettingZoo faces of the lockstep environment (``kalooki_sim.runtime.env``).
 
 Both wrap a ``KalookiVecEnv`` of one game row, so they play the same games, with the same
 observation (``observation.encode``, float32[OBS_DIM], ``OBS_VERSION``) and the same actions
@@ -30,9 +30,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from kalooki_sim.agents.observation import WORK_LEN
+from kalooki_sim.engine.match_flow import SP_SEAT
+
 from .env import LEARNER, N_ACTIONS, OBS_DIM, OBS_VERSION, IllegalActionError, KalookiVecEnv, encode_rows
-from .engine.match_flow import SP_SEAT
-from .observation import WORK_LEN
 
 __all__ = ["env", "observation_space", "action_space", "KalookiGymEnv", "KalookiAECEnv", "OBS_LOW", "OBS_HIGH",
            "IllegalActionError"]
@@ -218,7 +219,7 @@ class KalookiAECEnv(AECEnv):
             return None
         if self.render_mode != "ansi":
             raise ValueError(f"render_mode {self.render_mode!r} is not supported (only 'ansi')")
-        from .engine.game import Game
+        from .game import Game
 
         return str(Game.view(self.vec.rules, self.vec.la))
 

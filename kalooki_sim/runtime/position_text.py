@@ -27,13 +27,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..cards import JOKER, parse_cards, type_text
-from ..melds import is_legal_meld
-from ..melds.positions import pos_type
-from ..rules import Rules, load_rules
-from . import core
-from . import layout as L
-from .action_text import _parse_seat
+from kalooki_sim.core.cards import JOKER, parse_cards, type_text
+from kalooki_sim.core.rules import Rules, load_rules
+from kalooki_sim.engine import core, layout as L
+from kalooki_sim.engine.action_text import _parse_seat
+from kalooki_sim.melds import is_legal_meld
+from kalooki_sim.melds.positions import pos_type
 
 if TYPE_CHECKING:
     from .game import Game
@@ -196,7 +195,7 @@ def position_from_text(cls, text: str, rules="caribbean"):
             cap = rules.n_jokers if t == JOKER else rules.n_decks
             rest += [t] * int(cap - used[t])
         rest_arr = np.asarray(rest, dtype=np.int8)
-        from ..rng import rng_key, shuffle_prefix
+        from kalooki_sim.core.rng import rng_key, shuffle_prefix
         shuffle_prefix(rest_arr, len(rest_arr), np.uint64(rng_key(int(gs[L.G_SEED]), 0, 1 << 39)))
         rest = [int(x) for x in rest_arr]
     # stock array is bottom -> top; text lists top first

@@ -4,7 +4,8 @@ turn-by-turn text.  Rendered text has no compatibility promise; the golden files
 
 from __future__ import annotations
 
-from .engine import layout as L
+from kalooki_sim.engine import layout as L
+
 from .replay import _seat, read_replay
 
 __all__ = ["render_replay"]
