@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from kalooki_sim.studies.backends import add_backend_arguments, backend_options
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "configs" / "experiments" / "balance.toml"
 QUICK = ROOT / "configs" / "experiments" / "balance_quick.toml"
@@ -32,9 +34,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help=f"use {QUICK.relative_to(ROOT)}")
     ap.add_argument("--out", help="run directory (default: the config's out)")
     ap.add_argument("--resume", action="store_true", help="continue the run in --out")
-    ap.add_argument("--backend", choices=("local", "ray"), default="local")
-    ap.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
-    ap.add_argument("--num-cpus", type=int, help="CPUs of a local Ray instance (default: all)")
+    add_backend_arguments(ap)
     ap.add_argument("--report-only", action="store_true", help="only (re)write the statistics and report.md")
     ap.add_argument("--list-cells", action="store_true", help="print the grid and exit")
     ap.add_argument("--estimate", type=float, metavar="FRACTION",
@@ -65,13 +65,12 @@ def main(argv=None) -> int:
         report = write_report(cfg.out, cfg)
     else:
         try:
-            run = run_study(cfg, backend=args.backend, resume=args.resume, progress=not args.no_progress,
-                            address=args.address, num_cpus=args.num_cpus)
+            run = run_study(cfg, resume=args.resume, progress=not args.no_progress, **backend_options(args))
         except KeyboardInterrupt:
             print("balance: interrupted; the finished shards are kept: the same command with --resume continues",
                   file=sys.stderr)
             return 130
-        report = Path(run.path) / "report.md"
+        report = write_report(run.path, cfg)
     print(f"report: {report}  ({time.time() - t0:.0f} s)")
     return 0
 

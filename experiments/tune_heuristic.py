@@ -2,11 +2,11 @@
 """Tune a compiled heuristic's parameter row with CMA-ES against a fixed field, on common deals.
 
     python experiments/tune_heuristic.py --variant caribbean --strategy greedy --save-as greedy-tuned-caribbean
-    python experiments/tune_heuristic.py --config configs/experiments/tune_caribbean.toml [--resume]
+    python experiments/tune_heuristic.py --config configs/experiments/tune_caribbean.toml [--resume] [--backend ray]
 
 Every candidate of a generation plays the same fresh deals, each in every seating of the table
-(candidate + field), in one batch of the compiled loop (``tournament.play_seatings``), so candidates
-are compared on identical cards; its fitness is its mean win share (or mean penalty / score, by
+(candidate + field), in one batch of the compiled loop (``tournament.entrant_mean``: one task per
+candidate, in this process or on Ray, ``--backend``), so candidates are compared on identical cards; its fitness is its mean win share (or mean penalty / score, by
 ``objective``) over single hands or, with ``mode = "matches"``, over whole matches (Caribbean: 9
 hands, lowest total wins; the K40 family: to elimination, for money), which is what a player of
 the variant is after: a setting tuned for hands won may lose matches by holding more when it loses.  CMA-ES (the ``cma`` package) searches the parameters named by ``params`` within
@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from kalooki_sim.studies.backends import add_backend_arguments, backend_options
 
 
 @dataclass
@@ -120,29 +122,34 @@ class Problem:
         x = self.params[0][self.idx]
         return np.clip((x - self.lo) / np.where(self.hi > self.lo, self.hi - self.lo, 1.0), 0.0, 1.0)
 
-    def evaluate(self, zs, generation: int) -> np.ndarray:
-        """Fitness (lower is better) of every candidate, all on the generation's common deals."""
-        from kalooki_sim.studies.tournament import play_seatings
+    def evaluate(self, zs, generation: int, backend) -> np.ndarray:
+        """Fitness (lower is better) of every candidate, all on the generation's common deals: one
+        task per candidate (candidate + field, every seating), run on ``backend`` (local or Ray)."""
+        from kalooki_sim.studies.runner import Task
+        from kalooki_sim.studies.tournament import entrant_mean
 
         a = self.a
         deals = np.arange(generation * a.deals_per_generation, (generation + 1) * a.deals_per_generation)
-        out = []
-        for z in zs:          # one table per candidate: candidate + field, on the generation's deals
-            params = np.vstack([self.row(z), self.params[1:]])
-            seats, _ = play_seatings(self.rules, self.n, [f"e{i}" for i in range(self.n)], self.ids, params,
-                                     deals, a.seed, a.mode, **self.extra)
-            mine = seats[seats["agent"] == "e0"]
-            v = mine[a.objective].mean()
-            out.append(-v if self.higher else v)
-        return np.asarray(out)
+        tasks = [Task((generation, i), entrant_mean,
+                      (self.rules, self.n, self.ids, np.vstack([self.row(z), self.params[1:]]), deals, a.seed,
+                       a.mode, a.objective, self.extra.get("max_hands")), (), i)
+                 for i, z in enumerate(zs)]
+        v = np.zeros(len(tasks))
+        for task, mean in backend.run(tasks):
+            v[task.shard] = mean
+        return -v if self.higher else v
 
 
-def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
+def tune(a: TuneArgs, resume: bool = False, progress: bool = True, backend="local", **backend_opts) -> dict:
+    """Run (or resume) the tuning; every generation's candidates are tasks on ``backend`` ("local",
+    "ray" with its ``backend_opts``: ``kalooki_sim.studies.backends``), which give the same fitness."""
     import cma
     from tqdm import tqdm
 
+    from kalooki_sim.studies.backends import check_backend, make_backend
     from kalooki_sim.studies.records import first_difference
 
+    check_backend(backend, **backend_opts)
     prob = Problem(a)
     out = Path(a.out)
     state_file = out / "state.pkl"
@@ -164,14 +171,16 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
                                       {"bounds": [0.0, 1.0], "popsize": a.popsize, "seed": a.seed + 1,
                                        "verbose": -9})
         history = []
-    with tqdm(total=a.generations, initial=len(history), disable=not progress, desc="CMA-ES", unit=" gen") as bar:
+    be = make_backend(backend, **backend_opts) if isinstance(backend, str) else backend
+    with tqdm(total=a.generations, initial=len(history), disable=not progress, desc=f"CMA-ES ({be.name})",
+              unit=" gen") as bar:
         while len(history) < a.generations:
             g = len(history)
             # cma samples from numpy's global generator: seeding it per generation makes a resumed
             # run draw what an uninterrupted one draws
             np.random.seed((a.seed * 1_000_003 + g) % 2**32)
             zs = es.ask()
-            f = prob.evaluate(zs, g)
+            f = prob.evaluate(zs, g, be)
             es.tell(zs, list(f))
             fav = prob.row(es.result.xfavorite)
             history.append({"generation": g, "best": float(f.min()), "mean": float(f.mean()),
@@ -179,6 +188,8 @@ def tune(a: TuneArgs, resume: bool = False, progress: bool = True) -> dict:
             _atomic(state_file, pickle.dumps({"args": dataclasses.asdict(a), "es": es, "history": history}))
             bar.set_postfix_str(f"best {-f.min() if prob.higher else f.min():.4f}")
             bar.update(1)
+    if isinstance(backend, str):
+        be.close()
     _curve(out, history, a, prob.higher)
     tuned = prob.row(es.result.xfavorite)
     result = {"params": dict(zip(a.params, [float(x) for x in tuned[prob.idx]])), "history": history}
@@ -265,13 +276,17 @@ def main(argv=None) -> int:
             ap.add_argument(flag, type=type(f.default) if f.default is not None else str)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--quiet", action="store_true")
-    ns = vars(ap.parse_args(argv))
+    add_backend_arguments(ap)
+    args = ap.parse_args(argv)
+    ns = vars(args).copy()
     resume, quiet, config = ns.pop("resume"), ns.pop("quiet"), ns.pop("config")
+    for k in ("backend", "address", "num_cpus"):
+        ns.pop(k)
     for k in ("field", "params"):
         if ns.get(k):
             ns[k] = tuple(x.strip() for x in ns[k].split(","))
     a = load_args(config, **ns) if config else TuneArgs(**{k: v for k, v in ns.items() if v is not None})
-    result = tune(a, resume=resume, progress=not quiet)
+    result = tune(a, resume=resume, progress=not quiet, **backend_options(args))
     print(json.dumps({k: v for k, v in result.items() if k != "history"}, indent=2))
     return 0
 

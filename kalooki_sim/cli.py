@@ -9,6 +9,7 @@ import numpy as np
 
 from kalooki_sim.core.cards import format_cards, parse_cards
 from kalooki_sim.core.rules import RulesError, list_overlays, list_presets, load_rules
+from kalooki_sim.studies.backends import add_backend_arguments, backend_options
 
 
 def _deal(rules, rng, size):
@@ -123,7 +124,7 @@ def cmd_simulate(args) -> int:
                            mode=mode, seed=args.seed, shard_size=args.shard_size, out=out,
                            hands_per_match=args.hands_per_match, max_hands=args.max_hands,
                            buy_back=args.buy_back)
-    run = run_simulation(cfg, resume=args.resume, progress=not args.quiet)
+    run = run_simulation(cfg, resume=args.resume, progress=not args.quiet, **backend_options(args))
     summary = write_summary(run, cfg)
     print(format_summary(summary))
     tables = "hands/*.parquet" + (", matches/*.parquet" if mode == "matches" else "")
@@ -155,7 +156,7 @@ def cmd_tournament(args) -> int:
     cfg = TournamentConfig(variant=args.variant, players=args.players, agents=agents, deals=args.deals,
                            mode=args.mode, seed=args.seed, shard_deals=args.shard_deals, out=out,
                            max_hands=args.max_hands, hands_per_match=args.hands_per_match, buy_back=args.buy_back)
-    run = run_tournament(cfg, resume=args.resume, progress=not args.quiet)
+    run = run_tournament(cfg, resume=args.resume, progress=not args.quiet, **backend_options(args))
     print((run.path / "results.md").read_text())
     print(f"results: {run.path}/ (seats/*.parquet, results.md, results.csv, win_share.png, ratings.png, meta.json)")
     return 0
@@ -288,6 +289,7 @@ def main(argv=None) -> int:
     s.add_argument("--shard-size", type=int, default=20_000)
     s.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_backend_arguments(s)
     s.add_argument("--record", type=int, default=0, metavar="N",
                    help="also record games 0..N-1 move by move to <out>/replays.jsonl")
     s.set_defaults(fn=cmd_simulate)
@@ -308,6 +310,7 @@ def main(argv=None) -> int:
     t.add_argument("--shard-deals", type=int, default=250)
     t.add_argument("--resume", action="store_true", help="continue an interrupted tournament in --out")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_backend_arguments(t)
     t.set_defaults(fn=cmd_tournament)
     ag = sub.add_parser("agents", help="list the agents and named strategies")
     ag.set_defaults(fn=cmd_agents)

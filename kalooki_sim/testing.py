@@ -34,6 +34,7 @@ __all__ = [
     "random_meld_candidate",
     "HAND_FAMILIES",
     "lay_down_problems",
+    "crash_once",
 ]
 
 MIN_HAND, MAX_HAND = 9, 16
@@ -489,3 +490,16 @@ def lay_down_problems(rules, hand, round_no, melds, left, penalty) -> list[str]:
             if value < rules.opening_min_points:
                 problems.append(f"opening value {value} < {rules.opening_min_points}")
     return problems
+
+
+def crash_once(marker: str, fn, *args):
+    """``fn(*args)``, but the first call anywhere (no file ``marker`` yet) writes the marker and
+    kills its own process, as a crashed node would: a study runner task that the Ray backend must
+    play again (tests/test_runner.py)."""
+    import os
+
+    if not os.path.exists(marker):
+        with open(marker, "w") as f:
+            f.write(str(os.getpid()))
+        os._exit(1)
+    return fn(*args)

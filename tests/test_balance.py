@@ -7,6 +7,7 @@ the machinery is what is tested."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -16,9 +17,12 @@ import pandas as pd
 import pytest
 
 from kalooki_sim.studies.balance import (
-    CELL_TABLES, Knob, expand, load_cell, load_config, plan, play_shard, run_study, shards,
+    CELL_TABLES, Knob, expand, load_cell, load_config, play_shard, run_study, shards, tasks,
 )
+from kalooki_sim.studies.balance_report import write_report
 from kalooki_sim.studies.balance_stats import read_summary
+from kalooki_sim.studies.records import RunDir
+from kalooki_sim.studies.runner import run_tasks, todo
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(presets=("caribbean", "k40"), players=(3, 4), deals=24, skill_deals=10, match_deals=2, shard_deals=12,
@@ -45,7 +49,8 @@ def rows(cfg):
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     cfg = tiny(tmp_path_factory.mktemp("balance") / "run")
-    run_study(cfg, progress=False)
+    run = run_study(cfg, progress=False)
+    write_report(run.path, cfg)
     return cfg
 
 
@@ -129,20 +134,20 @@ def test_resume_after_interruption_loses_and_doubles_nothing(tiny_run, tmp_path)
     from kalooki_sim.studies.backends import LocalBackend
 
     class Dies(LocalBackend):
-        def run(self, cfg, todo):
-            for i, item in enumerate(super().run(cfg, todo)):
+        def run(self, tasks):
+            for i, item in enumerate(super().run(tasks)):
                 if i == 5:
                     raise KeyboardInterrupt
                 yield item
 
     cfg = tiny(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
-        run_study(cfg, backend=Dies(), progress=False, report=False)
-    left = plan(cfg, __import__("kalooki_sim.studies.records", fromlist=["RunDir"]).RunDir(Path(cfg.out)))
+        run_study(cfg, backend=Dies(), progress=False)
+    left = todo(RunDir(Path(cfg.out)), tasks(cfg))
     assert 0 < len(left) < sum(len(shards(cfg, c)) for c in expand(cfg))
     with pytest.raises(FileExistsError):
-        run_study(cfg, progress=False, report=False)
-    run_study(cfg, resume=True, progress=False, report=False)
+        run_study(cfg, progress=False)
+    run_study(cfg, resume=True, progress=False)
     a, b = rows(cfg), rows(tiny_run)
     assert a.keys() == b.keys()
     for k in a:
@@ -177,13 +182,17 @@ def test_ray_backend_matches_local_and_survives_a_killed_worker(tiny_run, tmp_pa
     identical to the local backend's, none lost or doubled."""
     ray = pytest.importorskip("ray", reason='the Ray backend needs the dist extra (pip install -e ".[dist]")')
     from kalooki_sim.studies.backends import RayBackend
+    from kalooki_sim.testing import crash_once
 
     marker = tmp_path / "killed"
     cfg = tiny(tmp_path / "run")
-    be = RayBackend(num_cpus=1, fail_once_marker=str(marker))
+    run = RunDir.create(cfg.out, cfg.to_dict(), cfg.seed, None)
+    # the study's own tasks, each behind crash_once: the first one to run kills its worker
+    doomed = [dataclasses.replace(t, fn=crash_once, args=(str(marker), t.fn, *t.args)) for t in tasks(cfg)]
+    be = RayBackend(num_cpus=1)
     try:
         t0 = time.time()
-        run_study(cfg, backend=be, progress=False, report=False)
+        run_tasks(run, doomed, backend=be, progress=False)
         # a guard against a hang, not a speed test: a worker may have to compile the closed loop
         # from an empty cache (about two minutes, more beside other compiles)
         assert time.time() - t0 < 600

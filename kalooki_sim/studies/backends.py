@@ -1,11 +1,11 @@
-"""Where the shards of a study run: in this process, or as Ray tasks on a local or remote cluster.
+"""Where a study's tasks run: in this process, or as Ray tasks on a local or remote cluster.
 
-A backend only *computes*: ``run(cfg, todo)`` takes the (cell, shard) pairs still to play and
-yields ``(cell, shard, tables)`` as they finish, in any order; the driver
-(``balance.run_study``) writes each shard's tables atomically into the run directory.  Because
-a shard is a pure function of (config, cell, shard index) (``balance.play_shard``), both backends
-give identical rows, a task that dies is simply played again, and a shard is written once: a
-result only reaches the run directory through the driver, after its task finished.
+A backend only *computes*: ``run(tasks)`` takes ``runner.Task`` values (a module-level function
+and its arguments) and yields ``(task, result)`` as they finish, in any order.  The study runner
+(``runner.run_tasks``) writes each result into the run directory.  A task is a pure function of
+its arguments, so both backends give identical rows, a task that dies is simply played again, and
+nothing is written twice: a result reaches the run directory only through the driver, after its
+task finished.
 
 Ray: ``RayBackend(address=None)`` starts a local Ray instance (``num_cpus`` workers) or, with an
 address (``"ray://head:10001"`` or ``"auto"``), joins a running cluster; the package must be
@@ -20,23 +20,24 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["LocalBackend", "RayBackend", "make_backend"]
+__all__ = ["BACKENDS", "LocalBackend", "RayBackend", "check_backend", "make_backend", "add_backend_arguments", "backend_options"]
+
+BACKENDS = ("local", "ray")
+
+
+def _call(fn, args):
+    return fn(*args)
 
 
 class LocalBackend:
-    """Every shard in this process, one after the other (numba's threads use the cores:
+    """Every task in this process, one after the other (numba's threads use the cores:
     ``NUMBA_NUM_THREADS``)."""
 
     name = "local"
 
-    def __init__(self, **_):
-        pass
-
-    def run(self, cfg, todo):
-        from .balance import play_shard
-
-        for cell, shard in todo:
-            yield cell, shard, play_shard(cfg, cell, shard)
+    def run(self, tasks):
+        for task in tasks:
+            yield task, _call(task.fn, task.args)
 
     def close(self):
         pass
@@ -51,31 +52,18 @@ def _env_vars() -> dict[str, str]:
     return out
 
 
-def _remote_play(cfg, cell, shard, fail_once_marker=None):
-    """The body of a Ray task.  ``fail_once_marker`` (tests only): if that file does not exist yet,
-    create it and kill this worker process, as a crashed node would."""
-    if fail_once_marker is not None and not os.path.exists(fail_once_marker):
-        with open(fail_once_marker, "w") as f:
-            f.write(str(os.getpid()))
-        os._exit(1)
-    from .balance import play_shard
-
-    return play_shard(cfg, cell, shard)
-
-
 class RayBackend:
-    """Shards as Ray tasks.  ``address``: None = a new local instance with ``num_cpus`` CPUs;
+    """Tasks as Ray tasks.  ``address``: None = a new local instance with ``num_cpus`` CPUs;
     otherwise the address of a running cluster (``ray.init(address=...)``)."""
 
     name = "ray"
 
-    def __init__(self, address=None, num_cpus=None, max_task_retries: int = 3, fail_once_marker=None,
-                 runtime_env=None, **_):
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, max_task_retries: int = 3,
+                 runtime_env: dict | None = None):
         import ray
 
         self.ray = ray
         self.max_task_retries = int(max_task_retries)
-        self.fail_once_marker = fail_once_marker
         env = {"env_vars": _env_vars()}
         if runtime_env:
             env.update(runtime_env)
@@ -87,36 +75,33 @@ class RayBackend:
             else:
                 ray.init(address=address, **kw)
             self._started = True
-        self._task = ray.remote(max_retries=3, retry_exceptions=True)(_remote_play)
+        self._remote = ray.remote(max_retries=3, retry_exceptions=True)(_call)
 
-    def run(self, cfg, todo):
+    def run(self, tasks):
         ray = self.ray
-        cfg_ref = ray.put(cfg)
         pending = {}
         attempts = {}
 
-        def submit(cell, shard):
-            ref = self._task.remote(cfg_ref, cell, shard, self.fail_once_marker)
-            pending[ref] = (cell, shard)
+        def submit(task):
+            pending[self._remote.remote(task.fn, task.args)] = task
 
-        for cell, shard in todo:
-            submit(cell, shard)
+        for task in tasks:
+            submit(task)
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
-            ref = ready[0]
-            cell, shard = pending.pop(ref)
+            task = pending.pop(ready[0])
             try:
-                tables = ray.get(ref)
+                result = ray.get(ready[0])
             except (ray.exceptions.RayTaskError, ray.exceptions.WorkerCrashedError,
                     ray.exceptions.NodeDiedError) as e:
-                k = attempts.get((cell.id, shard), 0) + 1
-                attempts[(cell.id, shard)] = k
+                k = attempts.get(task.key, 0) + 1
+                attempts[task.key] = k
                 if k > self.max_task_retries:
-                    raise RuntimeError(f"shard {shard} of cell {cell.id} failed {k} times") from e
+                    raise RuntimeError(f"task {task.key} failed {k} times") from e
                 time.sleep(0.1)
-                submit(cell, shard)
+                submit(task)
                 continue
-            yield cell, shard, tables
+            yield task, result
 
     def close(self):
         if self._started:
@@ -124,9 +109,44 @@ class RayBackend:
             self._started = False
 
 
+def check_backend(backend, **opts) -> None:
+    """Refuse a backend name or options that ``make_backend`` would refuse, before a study writes
+    anything: the Ray options are refused for the local backend (they would be silently ignored
+    there).  A backend object passes as it is."""
+    if not isinstance(backend, str):
+        return
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    unknown = set(opts) - {"address", "num_cpus", "max_task_retries", "runtime_env"}
+    if unknown:
+        raise TypeError(f"unknown backend option(s): {', '.join(sorted(unknown))}")
+    if backend == "local":
+        given = [k for k in ("address", "num_cpus", "runtime_env") if opts.get(k) is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: options of the ray backend; the local backend takes none "
+                             "(add --backend ray)")
+
+
 def make_backend(name: str, **opts):
+    """The backend called ``name`` ("local" or "ray"); ``opts`` are Ray's (``check_backend``)."""
+    check_backend(name, **opts)
     if name == "local":
-        return LocalBackend(**opts)
-    if name == "ray":
-        return RayBackend(**opts)
-    raise ValueError(f"backend must be 'local' or 'ray', not {name!r}")
+        return LocalBackend()
+    return RayBackend(**opts)
+
+def add_backend_arguments(parser) -> None:
+    """``--backend``, ``--address`` and ``--num-cpus``: the same three flags on every study's command."""
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="where the tasks run: this process, or Ray tasks (default local)")
+    parser.add_argument("--address", default=None,
+                        help="ray: a running cluster's address ('auto', 'ray://HEAD:10001'); default: start a "
+                             "local Ray instance")
+    parser.add_argument("--num-cpus", type=int, default=None, help="ray: CPUs of a local Ray instance (default: all)")
+
+
+def backend_options(args) -> dict:
+    """``runner.run_tasks``'s backend keywords from the flags of ``add_backend_arguments`` (the Ray options
+    only when given, so the local backend refuses them rather than ignoring them)."""
+    opts = {"backend": args.backend}
+    opts.update({k: v for k, v in (("address", args.address), ("num_cpus", args.num_cpus)) if v is not None})
+    return opts

@@ -23,18 +23,17 @@ Cell kinds (``expand``):
   act across hands (calls per game vs per hand, elimination at 151).
 
 Work is split into **shards** (a cell's deals in blocks of ``shard_deals``).  A shard is a pure
-function of (config, cell, shard index) (``play_shard``), so it can run anywhere (``backends``:
-in this process or as a Ray task) and the driver writes its tables atomically into the run
-directory (``records.RunDir``); a shard is done when its last table exists, so an interrupted
-study resumes without losing or double-counting a hand.  ``balance_stats`` turns the rows into
-statistics (95 % intervals clustered by deal, paired knob effects); ``balance_report`` writes the
-report.
+function of (config, cell, shard index) (``play_shard``): a task of the study runner
+(``runner``), which plays it in this process or as a Ray task and writes its tables atomically
+into the run directory (``records.RunDir``); a shard is done when its last table exists, so an
+interrupted study resumes without losing or double-counting a hand.  ``balance_stats`` turns the
+rows into statistics (95 % intervals clustered by deal, paired knob effects); ``balance_report``
+writes the report.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import time
 import tomllib
@@ -44,7 +43,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["BalanceConfig", "Cell", "load_config", "expand", "shards", "play_shard", "run_study", "load_cell",
+from .backends import check_backend
+from .records import RunDir
+from .runner import Task, run_tasks
+
+__all__ = ["BalanceConfig", "Cell", "load_config", "expand", "shards", "play_shard", "tasks", "run_study", "load_cell",
            "PRESETS", "CELL_TABLES"]
 
 PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
@@ -331,59 +334,23 @@ def _narrow(df: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------------
 # the study: plan, run, resume
 
-def plan(cfg: BalanceConfig, run=None) -> list[tuple[Cell, int]]:
-    """The (cell, shard) pairs still to play (all of them without a run directory)."""
-    todo = []
-    for cell in expand(cfg):
-        last = cell.tables()[-1]
-        done = run.done_shards(last) if run is not None else set()
-        todo += [(cell, s) for s, _, _ in shards(cfg, cell) if s not in done]
-    return todo
+def tasks(cfg: BalanceConfig) -> list[Task]:
+    """Every shard of every cell as a task of the study runner (``runner``): ``play_shard`` writes
+    the cell's tables (``CELL_TABLES``, the marker last)."""
+    return [Task((cell.id, s), play_shard, (cfg, cell, s), tuple(zip(CELL_TABLES[cell.kind], cell.tables())), s)
+            for cell in expand(cfg) for s, _, _ in shards(cfg, cell)]
 
 
-def write_shard(run, cell: Cell, shard: int, tables: dict[str, pd.DataFrame]) -> None:
-    """Write a shard's tables atomically, the marker table last (``CELL_TABLES``)."""
-    for name, path in zip(CELL_TABLES[cell.kind], cell.tables()):
-        run.write_shard(path, shard, tables[name])
-
-
-def run_study(cfg: BalanceConfig, backend="local", resume: bool = False, progress: bool = True,
-              address: str | None = None, report: bool = True, max_task_retries: int = 3, **backend_opts):
-    """Play (or resume) every shard of the study into ``cfg.out``, then (``report``) write the
-    statistics and the report.  Returns the run directory.  ``backend``: "local" or "ray"
-    (``backends``), or a backend object."""
-    from tqdm import tqdm
-
-    from .backends import make_backend
-    from .records import RunDir
-
+def run_study(cfg: BalanceConfig, backend="local", resume: bool = False, progress: bool = True, **backend_opts):
+    """Play (or resume) every shard of the study into ``cfg.out`` on the study runner; returns the
+    run directory.  ``backend``: "local", "ray" (``backend_opts``: ``address``, ``num_cpus``,
+    ``max_task_retries``) or a backend object.  The statistics and the report are
+    ``balance_report.write_report``'s."""
+    check_backend(backend, **backend_opts)
     run = RunDir.create(cfg.out, cfg.to_dict(), cfg.seed, None, resume=resume)
-    todo = plan(cfg, run)
-    cells = expand(cfg)
-    total = sum(len(shards(cfg, c)) for c in cells)
-    be = make_backend(backend, address=address, max_task_retries=max_task_retries, **backend_opts) \
-        if isinstance(backend, str) else backend
-    t0, played = time.time(), 0
-    try:
-        with tqdm(total=total, initial=total - len(todo), unit=" shards", disable=not progress,
-                  desc=f"balance ({be.name})") as bar:
-            for cell, shard, tables in be.run(cfg, todo):
-                write_shard(run, cell, shard, tables)
-                played += _hands_in(cell, tables)
-                bar.set_postfix_str(cell.id[:40])
-                bar.update(1)
-    finally:
-        if isinstance(backend, str):
-            be.close()
-        if played:
-            # every session's wall time and hands: the report's throughput (resumed runs add up)
-            with open(Path(run.path) / "timing.jsonl", "a") as f:
-                f.write(json.dumps({"backend": be.name, "seconds": time.time() - t0, "hands": played,
-                                    "shards": len(todo), "ended": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
-    if report:
-        from .balance_report import write_report
-
-        write_report(run.path, cfg)
+    run_tasks(run, tasks(cfg), backend=backend, progress=progress, desc="balance", unit=" shards",
+              on_result=lambda task, tables, bar: bar.set_postfix_str(task.key[0][:40]),
+              hands=lambda task, tables: _hands_in(task.args[1], tables), **backend_opts)
     return run
 
 
@@ -412,8 +379,6 @@ def estimate(cfg: BalanceConfig, sample: float = 1 / 16, progress: bool = True) 
 
 
 def load_cell(run_path, cell: Cell, table: str | None = None) -> pd.DataFrame:
-    from .records import RunDir
-
     run = RunDir(Path(run_path))
     name = table or CELL_TABLES[cell.kind][-1]
     return run.read_table(f"cells/{cell.slug}/{name}")

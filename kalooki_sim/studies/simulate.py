@@ -1,8 +1,9 @@
 """The main job: simulate many hands (or matches) with compiled agents and log what happened.
 
-Work is split into shards of consecutive game ids.  Every game is fully determined by
-(rules, seed, game id, agents), so shards can run in any order, on any number of threads, and an
-interrupted run resumes by skipping the shards already on disk: nothing is lost or counted twice.
+Work is split into shards of consecutive game ids, the tasks of the study runner (``runner``:
+in this process or on Ray).  Every game is fully determined by (rules, seed, game id, agents), so
+shards can run in any order, on any number of threads or machines, and an interrupted run resumes
+by skipping the shards already on disk: nothing is lost or counted twice.
 Results go to a run directory (``records.RunDir``): the per-hand (and per-match) parquet tables,
 ``meta.json`` with everything needed to reproduce them, ``summary.csv`` and a penalty histogram
 (points-variant matches also a money histogram, ``money.png``).
@@ -23,7 +24,9 @@ import pandas as pd
 from kalooki_sim.analysis.stats import _sort_key, cluster_codes, clustered_mean, summarize_clustered
 from kalooki_sim.core.rules import load_rules
 
-from .records import RunDir, compile_first
+from .backends import check_backend
+from .records import RunDir
+from .runner import Task, run_tasks
 
 
 @dataclass(frozen=True)
@@ -102,64 +105,64 @@ def _check(cfg: SimulationConfig, rules) -> None:
             match_length(rules, "matches", cfg.hands_per_match, cfg.max_hands)     # raises on a bad value
 
 
-def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool = True) -> RunDir:
-    """Run (or resume) a simulation and write its run directory; returns it."""
-    from tqdm import tqdm
-
+def play_shard(cfg: SimulationConfig, rules, first: int, n: int) -> dict[str, pd.DataFrame]:
+    """The rows of games ``first .. first + n - 1``: ``{"hands": ...}`` (and ``"matches"``), a pure
+    function of its arguments.  Learned seats (checkpoints) act from Python through the lockstep
+    env; compiled seats stay compiled inside it."""
+    from kalooki_sim.runtime.policy_play import play_policies
     from kalooki_sim.runtime.rollout import simulate
-    from kalooki_sim.runtime.strategies import checkpoint_digests, learned_policies, lineup
+    from kalooki_sim.runtime.strategies import learned_policies, lineup
 
-    rules = load_rules(cfg.variant)
-    _check(cfg, rules)
     strats, ids, params = lineup(cfg.agents)       # named strategies: an agent and its parameters
-    # learned seats (checkpoints) act from Python through the lockstep env; compiled seats stay
-    # compiled inside it.  Loaded (and checked against the rules) before the run directory exists.
     policies = learned_policies(strats, rules)
-    seats = [policies.get(i, name) for i, name in enumerate(cfg.agents)] if policies else None
-    config = config_dict(cfg)
-    if policies:                           # a resume must find the same networks under those paths
-        config["checkpoints"] = checkpoint_digests(strats)
-    run = RunDir.create(cfg.out, config, cfg.seed, rules, resume=resume)
-    table = "hands"
-    # a shard is done when every table it writes is on disk ("matches" is written first)
-    done = run.done_shards(table)
-    if cfg.mode == "matches":
-        done &= run.done_shards("matches")
-    n_shards = (cfg.games + cfg.shard_size - 1) // cfg.shard_size
     extra = {}
     if cfg.mode == "matches":
         extra = dict(hands_per_game=cfg.hands_per_match)
         if points_matches(cfg, rules):
             extra.update(max_hands=cfg.max_hands, buy_back=cfg.buy_back)
-    unit = " matches" if cfg.mode == "matches" else " hands"
-    with tqdm(total=cfg.games, unit=unit, disable=not progress, desc=f"{rules.name} {cfg.mode}") as bar:
-        if seats is None and len(done) < n_shards:
-            compile_first(bar, lambda: simulate(rules, cfg.players, ids, params, 1, cfg.seed, mode=cfg.mode,
-                                                **extra))
-        for shard in range(n_shards):
-            first = shard * cfg.shard_size
-            n = min(cfg.shard_size, cfg.games - first)
-            if shard in done:
-                bar.update(n)
-                continue
-            if seats is None:
-                out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first,
-                               **extra)
-            else:
-                from kalooki_sim.runtime.policy_play import play_policies
+    if policies:
+        seats = [policies.get(i, name) for i, name in enumerate(cfg.agents)]
+        out = play_policies(rules, cfg.players, seats, n, cfg.seed, mode=cfg.mode, first_game_id=first, **extra)
+    else:
+        out = simulate(rules, cfg.players, ids, params, n, cfg.seed, mode=cfg.mode, first_game_id=first, **extra)
+    rows, match_rows = (out if isinstance(out, tuple) else (out, None))
+    tables = {"hands": pd.DataFrame(rows)}
+    if match_rows is not None:
+        tables["matches"] = pd.DataFrame(match_rows)
+    for df in tables.values():
+        df["agent"] = [cfg.agents[s] for s in df["seat"]]
+    return tables
 
-                out = play_policies(rules, cfg.players, seats, n, cfg.seed, mode=cfg.mode, first_game_id=first,
-                                    **extra)
-            rows, match_rows = (out if isinstance(out, tuple) else (out, None))
-            df = pd.DataFrame(rows)
-            df["agent"] = [cfg.agents[s] for s in df["seat"]]
-            if match_rows is not None:
-                m = pd.DataFrame(match_rows)
-                m["agent"] = [cfg.agents[s] for s in m["seat"]]
-                run.write_shard("matches", shard, m)
-            run.write_shard(table, shard, df)
-            bar.set_postfix_str("")
-            bar.update(n)
+
+def tasks(cfg: SimulationConfig, rules) -> list[Task]:
+    """The run's shards of consecutive game ids as tasks of the study runner ("hands" written last)."""
+    tables = (("matches", "matches"), ("hands", "hands")) if cfg.mode == "matches" else (("hands", "hands"),)
+    out = []
+    for shard, first in enumerate(range(0, cfg.games, cfg.shard_size)):
+        n = min(cfg.shard_size, cfg.games - first)
+        out.append(Task((shard,), play_shard, (cfg, rules, first, n), tables, shard, n))
+    return out
+
+
+def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool = True, backend="local",
+                   **backend_opts) -> RunDir:
+    """Run (or resume) a simulation on the study runner (``backend``: "local", "ray" with its
+    ``backend_opts``, or a backend object) and write its run directory; returns it."""
+    from kalooki_sim.runtime.strategies import checkpoint_digests, learned_policies, lineup
+
+    rules = load_rules(cfg.variant)
+    _check(cfg, rules)
+    check_backend(backend, **backend_opts)
+    strats, _, _ = lineup(cfg.agents)
+    # checkpoints are loaded (and checked against the rules) before the run directory exists
+    learned = bool(learned_policies(strats, rules))
+    config = config_dict(cfg)
+    if learned:                            # a resume must find the same networks under those paths
+        config["checkpoints"] = checkpoint_digests(strats)
+    run = RunDir.create(cfg.out, config, cfg.seed, rules, resume=resume)
+    run_tasks(run, tasks(cfg, rules), backend=backend, progress=progress, desc=f"{rules.name} {cfg.mode}",
+              unit=" matches" if cfg.mode == "matches" else " hands",
+              warm=None if learned else (lambda: play_shard(cfg, rules, 0, 1)), **backend_opts)
     write_summary(run, cfg)
     return run
 

@@ -29,10 +29,12 @@ import pandas as pd
 from kalooki_sim.core.rules import load_rules
 from kalooki_sim.runtime.strategies import checkpoint_digests, learned_policies, lineup as resolve_lineup
 
-from .records import RunDir, compile_first
+from .backends import check_backend
+from .records import RunDir
+from .runner import Task, run_tasks
 
-__all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play_seatings", "run_tournament", "analyse",
-           "OUTCOMES"]
+__all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play_seatings", "entrant_mean", "play_shard",
+           "tasks", "run_tournament", "analyse", "OUTCOMES"]
 
 # the outcome columns of a seat row, per mode; "score" is what ranks a seat after the win share
 OUTCOMES = {"hands": ("win_share", "penalty"), "matches": ("win_share", "score")}
@@ -130,6 +132,15 @@ def play_deals(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> t
                          strategy_names=[s.name for s in strats], max_hands=cfg.max_hands,
                          hands_per_match=cfg.hands_per_match, buy_back=cfg.buy_back, policies=policies,
                          agent_names=list(cfg.agents))
+
+
+def entrant_mean(rules, n_players: int, ids, params, deals, seed: int, mode: str, outcome: str,
+                 max_hands=None) -> float:
+    """Entrant 0's mean ``outcome`` over ``deals``, each in every seating of the table
+    (``play_seatings``): a candidate's fitness in the tuner, as a task a backend can run."""
+    labels = [f"e{i}" for i in range(n_players)]
+    seats, _ = play_seatings(rules, n_players, labels, ids, params, deals, seed, mode, max_hands=max_hands)
+    return float(seats.loc[seats["agent"] == labels[0], outcome].mean())
 
 
 def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, mode: str = "hands",
@@ -260,43 +271,46 @@ def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names
     return seats_df, (None if mode == "hands" else join(hand_parts))
 
 
-def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool = True,
-                   results: bool = True) -> RunDir:
-    """Play (or resume) a tournament into its run directory, then (``results``) write its tables
-    and plots (``analyse``); returns the run directory."""
-    from tqdm import tqdm
+def play_shard(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> dict[str, pd.DataFrame]:
+    """``play_deals`` as the study runner's tables: ``{"seats": ...}`` (and ``"hands"`` of matches)."""
+    seats, hands = play_deals(cfg, rules, first_deal, n_deals)
+    return {"seats": seats} if hands is None else {"hands": hands, "seats": seats}
 
+
+def tasks(cfg: TournamentConfig, rules) -> list[Task]:
+    """The tournament's shards of deals as tasks of the study runner ("seats" written last)."""
+    tables = (("hands", "hands"), ("seats", "seats")) if cfg.mode == "matches" else (("seats", "seats"),)
+    out = []
+    for shard, first in enumerate(range(0, cfg.deals, cfg.shard_deals)):
+        k = min(cfg.shard_deals, cfg.deals - first)
+        out.append(Task((shard,), play_shard, (cfg, rules, first, k), tables, shard, k))
+    return out
+
+
+def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool = True, results: bool = True,
+                   backend="local", **backend_opts) -> RunDir:
+    """Play (or resume) a tournament into its run directory on the study runner (``backend``:
+    "local", "ray" with its ``backend_opts``, or a backend object), then (``results``) write its
+    tables and plots (``analyse``); returns the run directory."""
     rules = load_rules(cfg.variant)
     _check(cfg, rules)
+    check_backend(backend, **backend_opts)
     strats, _, _ = resolve_lineup(cfg.agents)        # unknown names fail here, before any work
     config = asdict(cfg)
     if learned_policies(strats, rules):              # and checkpoints that do not fit these rules
         config["checkpoints"] = checkpoint_digests(strats)   # a resume must find the same networks
     run = RunDir.create(cfg.out, config, cfg.seed, rules, resume=resume)
-    done = run.done_shards("seats")
-    if cfg.mode == "matches":
-        done &= run.done_shards("hands")
-    n_shards = (cfg.deals + cfg.shard_deals - 1) // cfg.shard_deals
-    win = {}
-    with tqdm(total=cfg.deals, unit=" deals", disable=not progress, desc=f"{rules.name} tournament") as bar:
-        if len(done) < n_shards:
-            compile_first(bar, lambda: play_deals(cfg, rules, 0, 1))
-        for shard in range(n_shards):
-            first = shard * cfg.shard_deals
-            k = min(cfg.shard_deals, cfg.deals - first)
-            if shard in done:
-                bar.update(k)
-                continue
-            seats, hands = play_deals(cfg, rules, first, k)
-            if hands is not None:
-                run.write_shard("hands", shard, hands)
-            run.write_shard("seats", shard, seats)           # last: a shard is done when this exists
-            for a, v in seats.groupby("agent")["win_share"]:
-                s, c = win.get(a, (0.0, 0))
-                win[a] = (s + float(v.sum()), c + len(v))
-            lead = max(win, key=lambda a: win[a][0] / win[a][1])
-            bar.set_postfix_str(f"leader {lead} {win[lead][0] / win[lead][1]:.3f}")
-            bar.update(k)
+    win: dict[str, tuple[float, int]] = {}
+
+    def leader(task, tables, bar):
+        for a, v in tables["seats"].groupby("agent")["win_share"]:
+            s, c = win.get(a, (0.0, 0))
+            win[a] = (s + float(v.sum()), c + len(v))
+        lead = max(win, key=lambda a: win[a][0] / win[a][1])
+        bar.set_postfix_str(f"leader {lead} {win[lead][0] / win[lead][1]:.3f}")
+
+    run_tasks(run, tasks(cfg, rules), backend=backend, progress=progress, desc=f"{rules.name} tournament", unit=" deals",
+              warm=lambda: play_deals(cfg, rules, 0, 1), on_result=leader, **backend_opts)
     if results:
         analyse(run, cfg, rules)
     return run
