@@ -309,8 +309,8 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
         lead = max(win, key=lambda a: win[a][0] / win[a][1])
         bar.set_postfix_str(f"leader {lead} {win[lead][0] / win[lead][1]:.3f}")
 
-    run_tasks(run, tasks(cfg, rules), backend=backend, progress=progress, desc=f"{rules.name} tournament", unit=" deals",
-              warm=lambda: play_deals(cfg, rules, 0, 1), on_result=leader, **backend_opts)
+    run_tasks(run, tasks(cfg, rules), backend=backend, progress=progress, desc=f"{rules.name} tournament",
+              unit=" deals", warm=lambda: play_deals(cfg, rules, 0, 1), on_result=leader, **backend_opts)
     if results:
         analyse(run, cfg, rules)
     return run
