@@ -69,8 +69,8 @@ from kalooki_sim.engine.layout import (
 from .declare import CompiledAgent, Param, param_index
 from .discard import _first_legal
 from .greedy import (
-    KNOWN_LEN as GREEDY_KNOWN_LEN, NOT_EXPLORING, P_CALL_THRESHOLD, P_DRAW_THRESHOLD, P_GAP_WEIGHT,
-    PARAMS as GREEDY_PARAMS, _upswap_pick, explore, flow_action, greedy_discard, play_melds,
+    KNOWN_LEN as GREEDY_KNOWN_LEN, P_CALL_THRESHOLD, P_DRAW_THRESHOLD, P_GAP_WEIGHT,
+    PARAMS as GREEDY_PARAMS, _upswap_pick, explore_pick, explores, flow_action, greedy_discard, play_melds,
 )
 from .known import is_legal
 from .measures import (
@@ -238,10 +238,9 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                   hscore, hwin, rv, g, seat, known, mask, key, ctr):
     """The expert heuristic (module docstring); always returns a legal action (-1 if none).
     With every parameter beyond greedy's at 0 it plays greedy's action (tests/test_expert.py)."""
-    a = explore(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                g, mask, key, ctr)
-    if a != NOT_EXPLORING:
-        return a
+    if explores(params, key, ctr):
+        return explore_pick(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                            g, key, ctr)
     call_thr = params[P_CALL_THRESHOLD]
     draw_thr = params[P_DRAW_THRESHOLD]
     gapw = params[P_GAP_WEIGHT]
