@@ -219,7 +219,8 @@ def describe_agents() -> str:
            "(`python -m kalooki_sim.agents.base > docs/agents.md`); a test keeps it current.", ""]
     for a in sorted(AGENTS, key=lambda a: a.id):
         first = (a.doc or "").strip().split("\n\n")[0].replace("\n", " ")
-        out += [f"## `{a.name}` (id {a.id})", "", first, "", f"Decision memory: {a.memory} int64 entries.", ""]
+        out += [f"## `{a.name}` (id {a.id})", "", first, "", f"Decision memory: {a.memory} int64 entries."
+                + (" Inlined into the closed loop (the hot agent)." if a.hot else ""), ""]
         if not a.params:
             out += ["No parameters.", ""]
             continue

@@ -74,6 +74,9 @@ class CompiledAgent:
     params: tuple[Param, ...] = ()
     memory: int = MIN_MEMORY            # length of ``known`` the kernel uses
     doc: str = ""
+    # the closed loop inlines this agent's kernel (itself ``inline="always"``); at most one agent
+    # is hot, every other one is called through one out-of-line dispatch (``agents/dispatch.py``)
+    hot: bool = False
 
     def __post_init__(self):
         if not 0 <= self.id < MAX_AGENTS:

@@ -4,7 +4,10 @@ declared (``agents/registry.py``).
 
 numba needs the kernels as compile-time constants, so dispatch has ``MAX_AGENTS`` fixed slots
 filled from the registry at import: an id compare and a direct call per slot, and no code here
-names an agent.
+names an agent.  The one *hot* agent (declared ``hot=True``: greedy, which most studies play) is
+inlined into the closed loop; the slots sit in one out-of-line function (``_act``).  Inlining
+them all made greedy's closed loop 4 % slower (docs/benchmark-history.md): eight call sites of
+twenty-one arguments in the loop's hottest code.
 
 Randomness comes only from the counter-based generator of ``kalooki_sim.core.rng``: the caller passes
 the seat's stream key (``rng_key(seed, game_id, core.STREAM_POLICY_BASE + seat)``) and a one-element
@@ -23,7 +26,7 @@ from .declare import MAX_AGENTS
 from .known import KNOWN_GEN, forget_known, is_legal
 from .registry import AGENTS
 
-__all__ = ["KNOWN_LEN", "choose_action", "seat_action"]
+__all__ = ["KNOWN_LEN", "HOT_ID", "choose_action", "seat_action"]
 
 # a seat's decision memory: enough for every registered agent
 KNOWN_LEN = max(a.memory for a in AGENTS)
@@ -42,9 +45,12 @@ def _slots():
 
 assert MAX_AGENTS == 8, "dispatch below has 8 slots"
 _K0, _K1, _K2, _K3, _K4, _K5, _K6, _K7 = _slots()
+_HOT = [a for a in AGENTS if a.hot]
+HOT_ID = _HOT[0].id if _HOT else -2             # -2: no agent id (EXTERNAL is -1)
+_KH = _HOT[0].kernel if _HOT else _no_agent
 
 
-@njit(_nrt=False, inline="always")
+@njit
 def _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
          rv, g, seat, known, mask, key, ctr):
     """The kernel of agent ``policy_id`` (-1 for an id without one)."""
@@ -95,8 +101,12 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
     check goes through ``known`` (the seat's decision memory, forgotten here), which already
     holds the answers the agent asked for, so greedy's choice costs no second check."""
     forget_known(known)
-    a = _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-             hwin, rv, g, seat, known, mask, key, ctr)
+    if policy_id == HOT_ID:
+        a = _KH(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
+                seat, known, mask, key, ctr)
+    else:
+        a = _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
+                 hwin, rv, g, seat, known, mask, key, ctr)
     return _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
                     hwin, rv, g)
 

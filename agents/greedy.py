@@ -324,7 +324,7 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                         hscore, hwin, rv, g)
 
 
-AGENT = CompiledAgent("greedy", 1, greedy_action, PARAMS, memory=KNOWN_LEN,
+AGENT = CompiledAgent("greedy", 1, greedy_action, PARAMS, memory=KNOWN_LEN, hot=True,
                       doc="The heuristic baseline: calls and draws the discards that help, lays down as soon as it "
                           "can, lays off everything, discards the least useful card (`agents/greedy.py` says it "
                           "in words).")

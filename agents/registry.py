@@ -30,5 +30,8 @@ AGENTS: tuple[CompiledAgent, ...] = tuple(_load(m) for m in AGENT_MODULES)
 
 if len({a.id for a in AGENTS}) != len(AGENTS) or len({a.name for a in AGENTS}) != len(AGENTS):
     raise ImportError(f"agents/registry.py: ids and names must be unique: {[(a.id, a.name) for a in AGENTS]}")
+if sum(a.hot for a in AGENTS) > 1:
+    raise ImportError(f"agents/registry.py: at most one hot agent (inlined into the loop), got "
+                      f"{[a.name for a in AGENTS if a.hot]}")
 if len(AGENTS) > MAX_AGENTS:
     raise ImportError(f"agents/registry.py: {len(AGENTS)} agents, dispatch has {MAX_AGENTS} slots")

@@ -60,6 +60,7 @@ def test_the_tables_are_read_off_the_registered_declarations():
         assert default_params(a.name).tolist() == [p.default for p in a.params]
         assert a.memory <= KNOWN_LEN
     assert (RANDOM, GREEDY, EXPERT) == (0, 1, 2)
+    assert [a.name for a in AGENTS if a.hot] == ["greedy"]         # the one agent inlined into the loop
     # the expert extends greedy: the same first four parameters, so its default row plays greedy
     assert PARAM_NAMES[EXPERT][:4] == PARAM_NAMES[GREEDY]
     assert default_params(EXPERT)[:4].tolist() == default_params(GREEDY).tolist()
