@@ -8,7 +8,9 @@ tests import, re-exported from the modules that hold them.
 * ``greedy`` — ``greedy_action``, the heuristic (its docstring says it in words).
 * ``expert`` — ``expert_action``, greedy plus counting, defence, dumping, call and lay-down timing
   (its docstring).
-* ``measures`` — greedy's measures of a hand: ``contract_shortfall``, ``card_usefulness``.
+* ``shedder`` — ``shedder_action``, the compiled-agent recipe's example (docs/recipes.md).
+* ``measures`` — what the agents and the observation measure of a hand and the table:
+  ``contract_shortfall``, ``card_usefulness``, ``live_potential``, ``feed_share``, ...
 * ``discard`` — greedy's discard pick.
 * ``manipulation`` — greedy's table manipulation (M1-M5); ``known`` — the legality cache.
 """
