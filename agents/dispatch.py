@@ -23,7 +23,7 @@ from kalooki_sim.core.jit import njit
 from kalooki_sim.engine.layout import N_ACTIONS
 
 from .declare import MAX_AGENTS
-from .known import KNOWN_GEN, forget_known, is_legal
+from .known import KNOWN_GEN, forget_known, is_legal, remember
 from .registry import AGENTS
 
 __all__ = ["KNOWN_LEN", "HOT_ID", "choose_action", "seat_action"]
@@ -123,7 +123,7 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
     known = np.zeros(KNOWN_LEN, dtype=np.int64)
     known[KNOWN_GEN] = 1
     for a in range(N_ACTIONS):
-        known[a] = 3 if mask[a] else 2
+        remember(known, a, mask[a])
     scratch = mask.copy()               # a kernel may fill its mask argument; the caller's stays
     a = _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
              hwin, rv, g, seat, known, scratch, key, ctr)

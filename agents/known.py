@@ -14,7 +14,7 @@ from kalooki_sim.core.jit import njit
 from kalooki_sim.engine.core import NEEDS_TABLE, check_action, check_flow_action
 from kalooki_sim.engine.layout import N_ACTIONS
 
-__all__ = ["KNOWN_GEN", "forget_known", "is_legal"]
+__all__ = ["KNOWN_GEN", "forget_known", "remember", "is_legal"]
 
 KNOWN_GEN = N_ACTIONS
 
@@ -25,6 +25,13 @@ def forget_known(known):
     known[KNOWN_GEN] += 1
 
 
+@njit(_nrt=False, inline="always")
+def remember(known, a, legal):
+    """Record whether action ``a`` is legal in this decision (an agent that already knows saves the
+    caller's check)."""
+    known[a] = 2 * known[KNOWN_GEN] + (1 if legal else 0)
+
+
 @njit(inline="always")
 def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
            hwin, rv, g):
@@ -33,9 +40,8 @@ def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pl
     if e == NEEDS_TABLE:
         e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
                          hscore, hwin, rv, g, a)
-    k = 1 if e == 0 else 0
-    known[a] = 2 * known[KNOWN_GEN] + k
-    return k
+    remember(known, a, e == 0)
+    return 1 if e == 0 else 0
 
 
 @njit(inline="always")

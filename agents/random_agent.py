@@ -12,6 +12,7 @@ from kalooki_sim.engine.core import legal_mask
 from kalooki_sim.engine.layout import N_ACTIONS
 
 from .declare import CompiledAgent
+from .known import remember
 
 __all__ = ["AGENT", "random_action", "random_legal", "random_kernel"]
 
@@ -44,8 +45,11 @@ def random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
 def random_kernel(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
                   rv, g, seat, known, mask, key, ctr):
     """The random agent's kernel (``agents/declare.py``'s signature)."""
-    return random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                        g, mask, key, ctr)
+    a = random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
+                     g, mask, key, ctr)
+    if a >= 0:
+        remember(known, a, True)        # drawn from the legal mask: the caller's check costs nothing
+    return a
 
 
 AGENT = CompiledAgent("random", 0, random_kernel, doc="A uniformly random legal action at every decision.")

@@ -111,16 +111,16 @@ def seating_table(seat_policies, n_games: int, n_players: int, params=None):
             raise ValueError(f"{len(seat_policies)} seat policies for {n_players} players")
         lineup = [policy_id(p) for p in seat_policies]
         seats = np.tile(np.asarray(lineup, dtype=np.int64), (n_games, 1))
-    if params is None:
-        pm = None
-    elif np.asarray(params).ndim == 3:
+    if params is not None and np.asarray(params).ndim == 3:
         pm = np.asarray(params, dtype=np.float64)
         if pm.shape[:2] != (n_games, n_players):
             raise ValueError(f"per-game params must be {n_games} x {n_players} x k, got {pm.shape}")
-    else:
-        rows = seat_rows(params, n_players)
-        pm = np.broadcast_to(rows, (n_games,) + rows.shape)
-    return seats, fill_params(seats, pm)
+        return seats, fill_params(seats, pm)
+    rows = None if params is None else seat_rows(params, n_players)
+    if sp.ndim != 2:                        # one lineup: its rows are filled once
+        filled = fill_params(np.asarray(lineup, dtype=np.int64), rows)
+        return seats, np.ascontiguousarray(np.broadcast_to(filled, (n_games,) + filled.shape))
+    return seats, fill_params(seats, None if rows is None else np.broadcast_to(rows, (n_games,) + rows.shape))
 
 
 def buy_back_flags(buy_back, n_players: int) -> np.ndarray:

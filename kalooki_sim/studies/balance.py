@@ -45,7 +45,7 @@ import pandas as pd
 
 from .backends import check_backend
 from .records import RunDir
-from .runner import Task, run_tasks
+from .runner import Task, run_tasks, shard_ranges
 
 __all__ = ["BalanceConfig", "Cell", "load_config", "expand", "shards", "play_shard", "tasks", "run_study", "load_cell",
            "PRESETS", "CELL_TABLES"]
@@ -264,7 +264,7 @@ def expand(cfg: BalanceConfig) -> list[Cell]:
 
 def shards(cfg: BalanceConfig, cell: Cell) -> list[tuple[int, int, int]]:
     """``(shard, first deal, number of deals)`` of a cell."""
-    return [(i, d, min(cfg.shard_deals, cell.deals - d)) for i, d in enumerate(range(0, cell.deals, cfg.shard_deals))]
+    return shard_ranges(cell.deals, cfg.shard_deals)
 
 
 def _hands_in(cell: Cell, tables: dict[str, pd.DataFrame]) -> int:

@@ -22,7 +22,7 @@ from typing import Callable
 from .backends import make_backend
 from .records import RunDir, compile_first
 
-__all__ = ["Task", "run_tasks", "todo"]
+__all__ = ["Task", "run_tasks", "shard_ranges", "todo"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,11 @@ class Task:
     tables: tuple[tuple[str, str], ...]
     shard: int
     size: int = 1
+
+
+def shard_ranges(total: int, size: int) -> list[tuple[int, int, int]]:
+    """``(shard, first, count)`` of ``total`` consecutive games or deals in shards of ``size``."""
+    return [(i, first, min(size, total - first)) for i, first in enumerate(range(0, total, size))]
 
 
 def todo(run: RunDir, tasks: list[Task]) -> list[Task]:

@@ -26,7 +26,7 @@ from kalooki_sim.core.rules import load_rules
 
 from .backends import check_backend
 from .records import RunDir
-from .runner import Task, run_tasks
+from .runner import Task, run_tasks, shard_ranges
 
 
 @dataclass(frozen=True)
@@ -137,11 +137,8 @@ def play_shard(cfg: SimulationConfig, rules, first: int, n: int) -> dict[str, pd
 def tasks(cfg: SimulationConfig, rules) -> list[Task]:
     """The run's shards of consecutive game ids as tasks of the study runner ("hands" written last)."""
     tables = (("matches", "matches"), ("hands", "hands")) if cfg.mode == "matches" else (("hands", "hands"),)
-    out = []
-    for shard, first in enumerate(range(0, cfg.games, cfg.shard_size)):
-        n = min(cfg.shard_size, cfg.games - first)
-        out.append(Task((shard,), play_shard, (cfg, rules, first, n), tables, shard, n))
-    return out
+    return [Task((shard,), play_shard, (cfg, rules, first, n), tables, shard, n)
+            for shard, first, n in shard_ranges(cfg.games, cfg.shard_size)]
 
 
 def run_simulation(cfg: SimulationConfig, resume: bool = False, progress: bool = True, backend="local",

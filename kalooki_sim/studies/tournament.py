@@ -31,7 +31,7 @@ from kalooki_sim.runtime.strategies import checkpoint_digests, learned_policies,
 
 from .backends import check_backend
 from .records import RunDir
-from .runner import Task, run_tasks
+from .runner import Task, run_tasks, shard_ranges
 
 __all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play_seatings", "entrant_mean", "play_shard",
            "tasks", "run_tournament", "analyse", "OUTCOMES"]
@@ -280,11 +280,8 @@ def play_shard(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> d
 def tasks(cfg: TournamentConfig, rules) -> list[Task]:
     """The tournament's shards of deals as tasks of the study runner ("seats" written last)."""
     tables = (("hands", "hands"), ("seats", "seats")) if cfg.mode == "matches" else (("seats", "seats"),)
-    out = []
-    for shard, first in enumerate(range(0, cfg.deals, cfg.shard_deals)):
-        k = min(cfg.shard_deals, cfg.deals - first)
-        out.append(Task((shard,), play_shard, (cfg, rules, first, k), tables, shard, k))
-    return out
+    return [Task((shard,), play_shard, (cfg, rules, first, k), tables, shard, k)
+            for shard, first, k in shard_ranges(cfg.deals, cfg.shard_deals)]
 
 
 def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool = True, results: bool = True,
