@@ -5,10 +5,10 @@ an agent is one new module and one registration line (``docs/recipes.md``).
 
 A kernel has the one signature every compiled agent shares::
 
-    kernel(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-           hscore, hwin, rv, g, seat, known, mask, key, ctr) -> action id (-1: none)
+    kernel(params, state, rv, g, seat, known, mask, key, ctr) -> action id (-1: none)
 
-``params`` is the seat's parameter row, already holding every declared value (defaults are filled
+``state`` is the engine's arrays (``engine.state.StateArrays``: a kernel binds the fields it reads)
+and ``params`` the seat's parameter row, already holding every declared value (defaults are filled
 when the row is built, so a kernel reads ``params[i]`` and 0 means 0); ``known`` is the seat's
 decision memory (``memory`` int64 entries: the legality cache of ``agents.known`` first, then
 whatever the agent keeps); ``mask`` is bool scratch of ``N_ACTIONS`` entries; ``key`` / ``ctr`` are

@@ -233,19 +233,17 @@ def _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw, sfw):
 
 
 @njit(_nrt=False)
-def _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                      hscore, hwin, rv, g, seat, rnd, laid, contract, gapw):
+def _discard_fallback(known, state, rv, g, seat, rnd, laid, contract, gapw):
     """Greedy's discard when neither of ``_discard_pick``'s two cards is legal (rare): the best
     legal natural by the same measure, else a joker, else ending the turn, else the first legal
     action."""
+    hands = state.hands
     best = -1
     best_sf = 1 << 40
     best_u = 1e300
     best_pen = -1
     for t in range(JOKER):
-        if hands[g, seat, t] == 0 or not is_legal(known, A_DISCARD + t, gs, ps, hands, stock, disc,
-                                                  disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                                                  hwin, rv, g):
+        if hands[g, seat, t] == 0 or not is_legal(known, A_DISCARD + t, state, rv, g):
             continue
         pen = rv[R_PENALTY + t]
         sf = 0
@@ -266,22 +264,17 @@ def _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
             best_pen = pen
     if best >= 0:
         return A_DISCARD + best
-    if is_legal(known, A_DISCARD + JOKER, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+    if is_legal(known, A_DISCARD + JOKER, state, rv, g):
         return A_DISCARD + JOKER
-    if is_legal(known, A_END_TURN, gs, ps, hands, stock, disc, disc_by,
-                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+    if is_legal(known, A_END_TURN, state, rv, g):
         return A_END_TURN
-    return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                        hscore, hwin, rv, g)
+    return _first_legal(known, state, rv, g)
 
 
 @njit(_nrt=False)
-def _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                 hwin, rv, g):
+def _first_legal(known, state, rv, g):
     """The first legal action (-1 if none): greedy's answer where its rules choose nothing."""
     for a in range(N_ACTIONS):
-        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if is_legal(known, a, state, rv, g):
             return a
     return -1

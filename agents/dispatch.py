@@ -33,8 +33,7 @@ KNOWN_LEN = max(a.memory for a in AGENTS)
 
 
 @njit(_nrt=False)
-def _no_agent(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-              g, seat, known, mask, key, ctr):
+def _no_agent(params, state, rv, g, seat, known, mask, key, ctr):
     return -1
 
 
@@ -51,49 +50,37 @@ _KH = _HOT[0].kernel if _HOT else _no_agent
 
 
 @njit
-def _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-         rv, g, seat, known, mask, key, ctr):
+def _act(policy_id, params, state, rv, g, seat, known, mask, key, ctr):
     """The kernel of agent ``policy_id`` (-1 for an id without one)."""
     if policy_id == 0:
-        return _K0(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K0(params, state, rv, g, seat, known, mask, key, ctr)
     if policy_id == 1:
-        return _K1(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K1(params, state, rv, g, seat, known, mask, key, ctr)
     if policy_id == 2:
-        return _K2(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K2(params, state, rv, g, seat, known, mask, key, ctr)
     if policy_id == 3:
-        return _K3(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K3(params, state, rv, g, seat, known, mask, key, ctr)
     if policy_id == 4:
-        return _K4(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K4(params, state, rv, g, seat, known, mask, key, ctr)
     if policy_id == 5:
-        return _K5(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K5(params, state, rv, g, seat, known, mask, key, ctr)
     if policy_id == 6:
-        return _K6(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K6(params, state, rv, g, seat, known, mask, key, ctr)
     if policy_id == 7:
-        return _K7(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, mask, key, ctr)
+        return _K7(params, state, rv, g, seat, known, mask, key, ctr)
     return -1
 
 
 @njit(_nrt=False, inline="always")
-def _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-             rv, g):
+def _checked(known, a, state, rv, g):
     """``a`` if it is an action id and legal here (asked through the decision's cache), else -1."""
-    if a < 0 or a >= N_ACTIONS or not is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards,
-                                               mas, plan, plan_n, hscore, hwin, rv, g):
+    if a < 0 or a >= N_ACTIONS or not is_legal(known, a, state, rv, g):
         return -1
     return a
 
 
 @njit(_nrt=False, inline="always")
-def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                hscore, hwin, rv, g, seat, known, mask, key, ctr):
+def seat_action(policy_id, params, state, rv, g, seat, known, mask, key, ctr):
     """What the compiled agent of ``seat`` plays in game ``g`` (-1: nothing legal was chosen).
 
     The closed loops' one way to ask an agent.  An action it returns has been checked legal in this
@@ -102,18 +89,14 @@ def seat_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, m
     holds the answers the agent asked for, so greedy's choice costs no second check."""
     forget_known(known)
     if policy_id == HOT_ID:
-        a = _KH(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-                seat, known, mask, key, ctr)
+        a = _KH(params, state, rv, g, seat, known, mask, key, ctr)
     else:
-        a = _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                 hwin, rv, g, seat, known, mask, key, ctr)
-    return _checked(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                    hwin, rv, g)
+        a = _act(policy_id, params, state, rv, g, seat, known, mask, key, ctr)
+    return _checked(known, a, state, rv, g)
 
 
 @njit
-def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                  plan_n, hscore, hwin, rv, g, seat, mask, n_legal, key, ctr):
+def choose_action(policy_id, params, state, rv, g, seat, mask, n_legal, key, ctr):
     """Action of compiled agent ``policy_id`` for ``seat`` in game ``g`` given its legal mask
     (``core.legal_mask``, ``n_legal`` set).  ``key`` is the seat's stream key and ``ctr`` (int64[1])
     its counter, advanced in place.  Returns -1 for an unknown id, an empty mask or a choice
@@ -125,8 +108,7 @@ def choose_action(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo,
     for a in range(N_ACTIONS):
         remember(known, a, mask[a])
     scratch = mask.copy()               # a kernel may fill its mask argument; the caller's stays
-    a = _act(policy_id, params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-             hwin, rv, g, seat, known, scratch, key, ctr)
+    a = _act(policy_id, params, state, rv, g, seat, known, scratch, key, ctr)
     if a < 0 or a >= N_ACTIONS or not mask[a]:
         return -1
     return a

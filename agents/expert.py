@@ -62,7 +62,7 @@ from kalooki_sim.core.rulevec import (
 )
 from kalooki_sim.engine.core import draw_mode
 from kalooki_sim.engine.layout import (
-    A_DISCARD, G_DISC_N, G_HAND_NO, G_LAST_HAND, G_NP, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, K_PLANS, N_TYPES,
+    A_DISCARD, G_DISC_N, G_HAND_NO, G_LAST_HAND, G_NP, G_PHASE, G_ROUND, G_TAKEN_MUST, G_TURN, JOKER, N_TYPES,
     PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_CALLS, PS_LAID,
 )
 
@@ -138,10 +138,11 @@ def _hand_size(hands, g, seat):
 
 
 @njit(_nrt=False)
-def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                   hwin, rv, g, seat, known, rnd, contract, gapw):
+def expert_discard(params, state, rv, g, seat, known, rnd, contract, gapw):
     """The expert's discard (module docstring), the best legal natural by its measure; greedy's
     fallbacks (a joker, ending the turn) when no natural may go."""
+    gs, ps, hands, disc, disc_by, minfo = state.gs, state.ps, state.hands, state.disc, state.disc_by, state.minfo
+    mcards = state.mcards
     cw = params[P_COUNT]
     defense = params[P_DEFENSE]
     dump = params[P_DUMP]
@@ -166,8 +167,7 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
     for t in range(JOKER):
         if hands[g, seat, t] == 0:
             continue
-        if not is_legal(known, A_DISCARD + t, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                        plan_n, hscore, hwin, rv, g):
+        if not is_legal(known, A_DISCARD + t, state, rv, g):
             continue
         pen = rv[R_PENALTY + t]
         sf = 0
@@ -194,8 +194,7 @@ def expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, m
             best_pen = pen
     if best >= 0:
         return A_DISCARD + best
-    return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                          rv, g, seat, known, rnd, contract, gapw)
+    return greedy_discard(state, rv, g, seat, known, rnd, contract, gapw)
 
 
 @njit(_nrt=False)
@@ -208,14 +207,10 @@ def _holds(params, gs, ps, hands, plan_n, g, seat):
     n = max(gs[g, G_NP], 1)
     if np.float64(gs[g, G_TURN] // n) >= hold:
         return False
-    has_plan = False
-    for k in range(K_PLANS):
-        if plan_n[g, k, 0] >= 0:
-            has_plan = True
-            if _hand_size(hands, g, seat) - plan_n[g, k, 1] <= 1:
-                return False             # it goes out this turn: lay it
-    if not has_plan:
+    if plan_n[g, 0] < 0:
         return False
+    if _hand_size(hands, g, seat) - plan_n[g, 1] <= 1:
+        return False                     # it goes out this turn: lay it
     return danger(gs, ps, hands, g, seat, params[P_THREAT_CARDS], 0.0) == 0.0
 
 
@@ -234,13 +229,12 @@ def calls_scarce(params, gs, ps, rv, g, seat):
 
 
 @njit(_nrt=False)
-def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                  hscore, hwin, rv, g, seat, known, mask, key, ctr):
+def expert_action(params, state, rv, g, seat, known, mask, key, ctr):
     """The expert heuristic (module docstring); always returns a legal action (-1 if none).
     With every parameter beyond greedy's at 0 it plays greedy's action (tests/test_expert.py)."""
+    gs, ps, hands, disc, plan_n = state.gs, state.ps, state.hands, state.disc, state.plan_n
     if explores(params, key, ctr):
-        return explore_pick(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                            g, key, ctr)
+        return explore_pick(state, rv, g, key, ctr)
     call_thr = params[P_CALL_THRESHOLD]
     draw_thr = params[P_DRAW_THRESHOLD]
     gapw = params[P_GAP_WEIGHT]
@@ -275,26 +269,21 @@ def expert_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 if (not want and contract and use > 0.0 and mode != DISCARD_DRAW_BEFORE_OPENING_NEVER
                         and card_usefulness(hands, rv, g, seat, top, 0, gapw) >= use):
                     want = True
-        a = flow_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                        rv, g, ph, want, known)
+        a = flow_action(state, rv, g, ph, want, known)
         if a >= 0:
             return a
     elif ph == PH_UPSWAP:
         return _upswap_pick(hands, rv, g, seat, top, gapw)
     elif ph == PH_PLAY:
         may_lay = not _holds(params, gs, ps, hands, plan_n, g, seat)
-        a = play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                       g, seat, known, contract, may_lay)
+        a = play_melds(state, rv, g, seat, known, contract, may_lay)
         if a >= 0:
             return a
         if (params[P_COUNT] > 0.0 or params[P_DEFENSE] > 0.0
                 or params[P_DUMP] > 0.0 or params[P_SF_WEIGHT] > 0.0):
-            return expert_discard(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                  hscore, hwin, rv, g, seat, known, rnd, contract, gapw)
-        return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                              hwin, rv, g, seat, known, rnd, contract, gapw)
-    return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                        hscore, hwin, rv, g)
+            return expert_discard(params, state, rv, g, seat, known, rnd, contract, gapw)
+        return greedy_discard(state, rv, g, seat, known, rnd, contract, gapw)
+    return _first_legal(known, state, rv, g)
 
 
 AGENT = CompiledAgent("expert", 2, expert_action, PARAMS, memory=KNOWN_LEN,

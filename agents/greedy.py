@@ -40,7 +40,7 @@ from kalooki_sim.core.rulevec import (
 from kalooki_sim.engine.core import draw_mode
 from kalooki_sim.engine.layout import (
     A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_LAY, A_MOVE, A_PASS, A_SETSWAP, A_TACK,
-    A_UPSWAP, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, K_PLANS, M_MAX, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ,
+    A_UPSWAP, G_DISC_N, G_N_MELDS, G_PHASE, G_ROUND, JOKER, M_MAX, MI_HI, MI_KEY, MI_KIND, MI_LO, MI_NJ,
     MK_JSET, MK_RUN, MK_SET, N_ACTIONS, N_TYPES, PH_ALLOW, PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_LAID,
 )
 from kalooki_sim.melds.positions import pos_type, suit_ranks_held
@@ -123,14 +123,12 @@ def explores(params, key, ctr):
 
 
 @njit
-def explore_pick(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-                 key, ctr):
+def explore_pick(state, rv, g, key, ctr):
     """An exploring seat's uniformly random legal action (-1: none), out of line and with its own
     mask: with the pick inlined and the kernel's mask passed down, greedy's closed loop measured
     4 % slower (docs/benchmark-history.md)."""
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
-    return random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-                        mask, key, ctr)
+    return random_legal(state, rv, g, mask, key, ctr)
 
 
 @njit(_nrt=False)
@@ -155,57 +153,45 @@ def _upswap_pick(hands, rv, g, seat, top, gapw):
 
 
 @njit(_nrt=False, inline="always")
-def flow_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-                ph, want, known):
+def flow_action(state, rv, g, ph, want, known):
     """A call window, allow/deny or draw decided by the wish ``want`` for the top discard (call
     it, deny the call by taking it, draw it): the wished action when legal, else the plain one
     (pass, allow, the stock), else the other.  -1 when nothing here is legal.  Greedy and the
     expert differ only in the wish."""
     if ph == PH_CALL:
-        if want and is_legal(known, A_CALL, gs, ps, hands, stock, disc, disc_by,
-                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if want and is_legal(known, A_CALL, state, rv, g):
             return A_CALL
-        if is_legal(known, A_PASS, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if is_legal(known, A_PASS, state, rv, g):
             return A_PASS
     elif ph == PH_ALLOW:
-        if want and is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if want and is_legal(known, A_DENY, state, rv, g):
             return A_DENY
-        if is_legal(known, A_ALLOW, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if is_legal(known, A_ALLOW, state, rv, g):
             return A_ALLOW
-        if is_legal(known, A_DENY, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if is_legal(known, A_DENY, state, rv, g):
             return A_DENY
     elif ph == PH_DRAW:
-        if want and is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                             minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if want and is_legal(known, A_DRAW_DISCARD, state, rv, g):
             return A_DRAW_DISCARD
-        if is_legal(known, A_DRAW_STOCK, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if is_legal(known, A_DRAW_STOCK, state, rv, g):
             return A_DRAW_STOCK
-        if is_legal(known, A_DRAW_DISCARD, gs, ps, hands, stock, disc, disc_by,
-                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+        if is_legal(known, A_DRAW_DISCARD, state, rv, g):
             return A_DRAW_DISCARD
     return -1
 
 
 @njit(_nrt=False, inline="always")
-def play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-               seat, known, contract, may_lay):
-    """Greedy's play phase up to the discard: lay plan 0 when offered (if ``may_lay``), then once
+def play_melds(state, rv, g, seat, known, contract, may_lay):
+    """Greedy's play phase up to the discard: lay the plan when offered (if ``may_lay``), then once
     laid down tack every card it can (naturals first, jokers last), take jokers by moves, swap
     jokers out of 3-card sets (points variants) and manipulate the table (``agents.manipulation``).
     Returns the action, or -1 when only the discard is left.  (The expert shares it, holding a
     lay-down back with ``may_lay = False``.)"""
+    gs, ps, hands, minfo, mcards, plan_n = state.gs, state.ps, state.hands, state.minfo, state.mcards, state.plan_n
     if may_lay:
-        for k in range(K_PLANS):
-            if plan_n[g, k, 0] < 0:
-                continue                 # no plan k: check_action says E_NO_PLAN (or must-place)
-            if is_legal(known, A_LAY + k, gs, ps, hands, stock, disc, disc_by,
-                        minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
-                return A_LAY + k
+        # no plan: check_action says E_NO_PLAN (or must-place)
+        if plan_n[g, 0] >= 0 and is_legal(known, A_LAY, state, rv, g):
+            return A_LAY
     nm = gs[g, G_N_MELDS]
     if ps[g, seat, PS_LAID] == 1:
         # only the held cards some meld may take are tried, on the melds that may take them
@@ -219,8 +205,7 @@ def play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                 if ((fits[m] >> t) & 1) == 0:
                     continue
                 a = A_TACK + m * N_TYPES + t
-                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                            minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                if is_legal(known, a, state, rv, g):
                     return a
         while jruns != 0:
             m = lowest_bit(jruns)
@@ -230,8 +215,7 @@ def play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                 if (mcards[g, m, q] == JOKER
                         and hands[g, seat, pos_type(minfo[g, m, MI_KEY], q)] > 0):
                     a = A_MOVE + m * 15 + q
-                    if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                                minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                    if is_legal(known, a, state, rv, g):
                         return a
         if not contract:
             # joker swaps in 3-card sets (the engine offers them only when the freed joker
@@ -242,45 +226,39 @@ def play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                         if hands[g, seat, s_ * 13 + minfo[g, m, MI_KEY]] == 0:
                             continue         # the natural to swap in is not in hand
                         a = A_SETSWAP + m * 4 + s_
-                        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by,
-                                    minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+                        if is_legal(known, a, state, rv, g):
                             return a
         if rv[R_TABLE_MANIPULATION] != 0:
-            a = greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                    plan_n, hscore, hwin, rv, g, seat, known)
+            a = greedy_manipulation(state, rv, g, seat, known)
             if a >= 0:
                 return a
     return -1
 
 
 @njit(_nrt=False, inline="always")
-def greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, seat, known, rnd, contract, gapw):
+def greedy_discard(state, rv, g, seat, known, rnd, contract, gapw):
     """Greedy's discard (module docstring): ``_discard_pick``'s best card if legal, else its
     runner-up, else the fallback's search over every card."""
+    ps, hands = state.ps, state.hands
     laid = ps[g, seat, PS_LAID] == 1
     best, runner_up = _discard_pick(hands, rv, g, seat, rnd, laid, contract, gapw,
                                     known[_KNOWN_SCRATCH:_KNOWN_FITS])
-    if best >= 0 and is_legal(known, A_DISCARD + best, gs, ps, hands, stock, disc, disc_by, minfo,
-                              mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+    if best >= 0 and is_legal(known, A_DISCARD + best, state, rv, g):
         return A_DISCARD + best
-    if runner_up >= 0 and is_legal(known, A_DISCARD + runner_up, gs, ps, hands, stock, disc,
-                                   disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+    if runner_up >= 0 and is_legal(known, A_DISCARD + runner_up, state, rv, g):
         return A_DISCARD + runner_up
-    return _discard_fallback(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                             plan_n, hscore, hwin, rv, g, seat, rnd, laid, contract, gapw)
+    return _discard_fallback(known, state, rv, g, seat, rnd, laid, contract, gapw)
 
 
 @njit(_nrt=False, inline="always")
-def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                  hscore, hwin, rv, g, seat, known, mask, key, ctr):
+def greedy_action(params, state, rv, g, seat, known, mask, key, ctr):
     """The greedy heuristic (module docstring); always returns a legal action (-1 if none).
 
     ``known`` (``forget_known``) caches legality, so greedy only checks the few actions it
     considers instead of building the whole legal mask at every decision."""
+    gs, ps, hands, disc = state.gs, state.ps, state.hands, state.disc
     if explores(params, key, ctr):
-        return explore_pick(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                            g, key, ctr)
+        return explore_pick(state, rv, g, key, ctr)
     call_thr = params[P_CALL_THRESHOLD]
     draw_thr = params[P_DRAW_THRESHOLD]
     gapw = params[P_GAP_WEIGHT]
@@ -307,21 +285,17 @@ def greedy_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, ma
                 want = mode != DISCARD_DRAW_BEFORE_OPENING_NEVER and (
                     _wants(hands, rv, g, seat, rnd, top, contract, gapw, draw_thr)
                     or (not contract and mode != DISCARD_DRAW_BEFORE_OPENING_ANY))
-        a = flow_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                        rv, g, ph, want, known)
+        a = flow_action(state, rv, g, ph, want, known)
         if a >= 0:
             return a
     elif ph == PH_UPSWAP:
         return _upswap_pick(hands, rv, g, seat, top, gapw)
     elif ph == PH_PLAY:
-        a = play_melds(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                       g, seat, known, contract, True)
+        a = play_melds(state, rv, g, seat, known, contract, True)
         if a >= 0:
             return a
-        return greedy_discard(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                              hwin, rv, g, seat, known, rnd, contract, gapw)
-    return _first_legal(known, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                        hscore, hwin, rv, g)
+        return greedy_discard(state, rv, g, seat, known, rnd, contract, gapw)
+    return _first_legal(known, state, rv, g)
 
 
 AGENT = CompiledAgent("greedy", 1, greedy_action, PARAMS, memory=KNOWN_LEN, hot=True,

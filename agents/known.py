@@ -33,23 +33,20 @@ def remember(known, a, legal):
 
 
 @njit(inline="always")
-def _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-           hwin, rv, g):
+def _check(known, a, state, rv, g):
+    gs, ps, hands, disc_by = state.gs, state.ps, state.hands, state.disc_by
     # the flow check (five arrays to pass, not 14) answers all but lay-downs, lay-offs and moves
     e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
     if e == NEEDS_TABLE:
-        e = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                         hscore, hwin, rv, g, a)
+        e = check_action(state, rv, g, a)
     remember(known, a, e == 0)
     return 1 if e == 0 else 0
 
 
 @njit(inline="always")
-def is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-             hwin, rv, g):
+def is_legal(known, a, state, rv, g):
     """Is action ``a`` legal?  Asks ``core.check_action`` once per decision and remembers it."""
     k = known[a]
     if (k >> 1) != known[KNOWN_GEN]:
-        return _check(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                      hscore, hwin, rv, g) == 1
+        return _check(known, a, state, rv, g) == 1
     return (k & 1) == 1

@@ -36,10 +36,10 @@ __all__ = ["greedy_manipulation"]
 
 
 @njit(_nrt=False)
-def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                        hwin, rv, g, seat, known):
+def greedy_manipulation(state, rv, g, seat, known):
     """A legal manipulation that sheds cards (module docstring), or -1.  ``known``: the decision's
     legality cache (``agents.known.forget_known`` was called for this decision)."""
+    gs, ps, hands, minfo, mcards, work = state.gs, state.ps, state.hands, state.minfo, state.mcards, state.work
     if rv[R_TABLE_MANIPULATION] == 0 or ps[g, seat, PS_LAID] == 0:
         return -1
     nm = gs[g, G_N_MELDS]
@@ -53,8 +53,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                            min(minfo[g, m, MI_HI], minfo[g, m, MI_HI] - rmin + 2)):
                 if hands[g, seat, pos_type(s, q)] > 0:
                     a = A_SPLIT + m * 15 + q
-                    if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                plan_n, hscore, hwin, rv, g):
+                    if is_legal(known, a, state, rv, g):
                         return a
             lo = minfo[g, m, MI_LO]
             hi = minfo[g, m, MI_HI]
@@ -64,8 +63,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 if q_add < 1 or q_add > 14 or hands[g, seat, pos_type(s, q_add)] == 0:
                     continue
                 a = A_SHIFT + m * 4 + side * 2                 # a natural, never a joker
-                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                            plan_n, hscore, hwin, rv, g):
+                if is_legal(known, a, state, rv, g):
                     return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 3:
             suits = _set_suits(minfo, mcards, g, m)
@@ -76,8 +74,7 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 for s_take in range(4):
                     if (suits >> s_take) & 1:
                         a = A_SETSUB + m * 16 + s_add * 4 + s_take
-                        if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
-                                    plan, plan_n, hscore, hwin, rv, g):
+                        if is_legal(known, a, state, rv, g):
                             return a
     # the hand's run positions by suit, for the takes' "could it join a new meld" test (asked
     # about every end card and every card of a 4-card set: some ninety times a K40 hand)
@@ -94,9 +91,8 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 c = np.int64(mcards[g, m, minfo[g, m, MI_HI] if side == 0 else minfo[g, m, MI_LO]])
                 if c == JOKER or not _joins_new_meld(hand, rv, c, held):
                     continue
-                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                            plan_n, hscore, hwin, rv, g):
-                    if hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
+                if is_legal(known, a, state, rv, g):
+                    if hand_plan_places(hands, ps, rv, gs, work[g], g, seat, c, -1, c):
                         return a
         elif kind == MK_SET and minfo[g, m, MI_LEN] == 4:
             for s in range(4):
@@ -104,9 +100,8 @@ def greedy_manipulation(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas,
                 c = s * 13 + minfo[g, m, MI_KEY]
                 if not _joins_new_meld(hand, rv, c, held):
                     continue
-                if is_legal(known, a, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                            plan_n, hscore, hwin, rv, g):
-                    if hand_plan_places(hands, ps, rv, gs, plan, g, seat, c, -1, c):
+                if is_legal(known, a, state, rv, g):
+                    if hand_plan_places(hands, ps, rv, gs, work[g], g, seat, c, -1, c):
                         return a
     return -1
 

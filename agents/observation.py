@@ -126,7 +126,7 @@ def _rel(i, seat, n):
 
 
 @njit(_nrt=False)
-def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, mask, work, out):
+def encode(state, rv, b, sheet, ctx, mask, work, out):
     """Write the view of the seat to act in row ``b`` into ``out`` (float32[OBS_DIM]), ``mask`` its
     legal actions; returns that engine seat (-1: nobody to act, ``out`` zeroed).  ``work``:
     scratch, int64[WORK_LEN].
@@ -136,27 +136,27 @@ def encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b
     are not written again.  Most of the 32 slots are empty, and at thousands of rows a step's cost
     is the memory it writes (docs/benchmark-history.md)."""
     prev = np.int64(out[O_SCAL + 5] * M_MAX + 0.5)      # the previous view's table melds
+    gs = state.gs
     nm = gs[b, G_N_MELDS]
-    return _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, gs[b, G_TO_ACT], sp,
-                   sx, ctx, mask[A_LAY], work, out, min(M_MAX, max(prev, nm)))
+    return _encode(state, rv, b, gs[b, G_TO_ACT], sheet, ctx, mask[A_LAY], work, out, min(M_MAX, max(prev, nm)))
 
 
 @njit(_nrt=False)
-def encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok,
-                work, out):
+def encode_view(state, rv, b, seat, sheet, ctx, lay_ok, work, out):
     """Write the view of engine seat ``seat`` of row ``b`` into ``out`` (float32[OBS_DIM]), whether
     or not it is the seat to act (the AEC wrapper observes every agent); returns ``seat`` (-1: no
-    such seat, ``out`` zeroed).  ``lay_ok``: the seat is to act and may lay plan 0 down (its mask
+    such seat, ``out`` zeroed).  ``lay_ok``: the seat is to act and may lay the plan down (its mask
     has ``A_LAY``): only then is the plan its own and current, and the lay section filled.
     ``work``: scratch, int64[WORK_LEN]."""
-    return _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok,
-                   work, out, M_MAX)
+    return _encode(state, rv, b, seat, sheet, ctx, lay_ok, work, out, M_MAX)
 
 
 @njit(_nrt=False)
-def _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, seat, sp, sx, ctx, lay_ok, work,
-            out, dirty_melds):
+def _encode(state, rv, b, seat, sheet, ctx, lay_ok, work, out, dirty_melds):
     """``encode_view``, clearing only the first ``dirty_melds`` meld slots (the others hold zeros)."""
+    gs, ps, hands, disc, disc_by, minfo = state.gs, state.ps, state.hands, state.disc, state.disc_by, state.minfo
+    mcards, mas, plan, plan_n = state.mcards, state.mas, state.plan, state.plan_n
+    sp, sx = sheet.sp, sheet.sx
     for j in range(O_MELDS + dirty_melds * F_MELD):
         out[j] = 0.0
     for j in range(O_TABLE, OBS_DIM):
@@ -296,15 +296,15 @@ def _encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, 
                     out[O_TABLE + c] += 0.5
         out[o + F_MELD - 2] = minfo[b, m, MI_LEN] / 13.0
         out[o + F_MELD - 1] = minfo[b, m, MI_NJ] / 4.0
-    # ---- the lay-down the engine proposes (plan 0: its exact best), when the seat may make it:
+    # ---- the lay-down the engine proposes (its exact best), when the seat may make it:
     # the cards it would put down (what stays in hand is the hand minus these)
     if lay_ok:
-        nm = plan_n[b, 0, 0]
+        nm = plan_n[b, 0]
         if nm > 0:
             out[s + 29] = 1.0
             out[s + 30] = nm / 12.0
             for t in range(N_TYPES):
-                out[O_LAY + t] = plan_count(plan[b, 0], nm, t) / 2.0
+                out[O_LAY + t] = plan_count(plan[b], nm, t) / 2.0
     _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out)
     return seat
 

@@ -31,22 +31,18 @@ def random_action(mask, n_legal, key, ctr):
 
 
 @njit
-def random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-                 mask, key, ctr):
+def random_legal(state, rv, g, mask, key, ctr):
     """Uniformly random legal action in game ``g`` (-1: none); ``mask`` is scratch it fills."""
-    n = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-                   mask)
+    n = legal_mask(state, rv, g, mask)
     if n <= 0:
         return -1
     return random_action(mask, n, key, ctr)
 
 
 @njit
-def random_kernel(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                  rv, g, seat, known, mask, key, ctr):
+def random_kernel(params, state, rv, g, seat, known, mask, key, ctr):
     """The random agent's kernel (``agents/declare.py``'s signature)."""
-    a = random_legal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                     g, mask, key, ctr)
+    a = random_legal(state, rv, g, mask, key, ctr)
     if a >= 0:
         remember(known, a, True)        # drawn from the legal mask: the caller's check costs nothing
     return a

@@ -13,7 +13,7 @@ from kalooki_sim.core.jit import njit
 from kalooki_sim.core.rng import rng_uniform
 from kalooki_sim.core.rulevec import R_PENALTY
 from kalooki_sim.engine.core import legal_mask
-from kalooki_sim.engine.layout import A_DISCARD, A_LAY, K_PLANS, N_TYPES
+from kalooki_sim.engine.layout import A_DISCARD, A_LAY, N_TYPES
 
 from .declare import CompiledAgent, Param, param_index
 from .random_agent import random_action
@@ -25,16 +25,13 @@ P_SHED = param_index(PARAMS, "shed")
 
 
 @njit(_nrt=False)
-def shedder_action(params, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, g, seat, known, mask, key, ctr):
+def shedder_action(params, state, rv, g, seat, known, mask, key, ctr):
     """Lay down if it may; else shed the highest-penalty card; else a random legal action."""
-    n = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g,
-                   mask)
+    n = legal_mask(state, rv, g, mask)
     if n <= 0:
         return -1
-    for k in range(K_PLANS):
-        if mask[A_LAY + k]:
-            return A_LAY + k
+    if mask[A_LAY]:
+        return A_LAY
     worst = -1
     for t in range(N_TYPES):
         if mask[A_DISCARD + t] and (worst < 0 or rv[R_PENALTY + t] > rv[R_PENALTY + worst]):

@@ -64,15 +64,14 @@ def _kind(a):
 
 
 @njit(_nrt=False)
-def _play(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-          seat_pol, n_players, seed, first_game, n_games, policy_cyc, step_cyc, count, mask, keys,
+def _play(state, rv, seat_pol, n_players, seed, first_game, n_games, policy_cyc, step_cyc, count, mask, keys,
           ctrs, known, params):
     """Play games ``first_game ..`` as single hands; add cycles and counts per (phase, kind, laid)."""
+    gs, ps, hscore, hwin = state.gs, state.ps, state.hscore, state.hwin
     t_all = _cycles()
     for gid in range(first_game, first_game + n_games):
         reset_game(gs, ps, hscore, hwin, rv, 0, n_players, -1, seed, gid, 1)
-        deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                  rv, 0, gid % rv[R_N_ROUNDS], gs[0, L.G_DEALER])
+        deal_hand(state, rv, 0, gid % rv[R_N_ROUNDS], gs[0, L.G_DEALER])
         for p in range(n_players):
             keys[p] = rng_key(seed, gid, STREAM_POLICY_BASE + p)
             ctrs[p] = 0
@@ -83,12 +82,10 @@ def _play(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
             ph = gs[0, L.G_PHASE]
             laid = ps[0, seat, L.PS_LAID]
             t0 = _cycles()
-            a = seat_action(seat_pol[seat], params[seat], gs, ps, hands, stock, disc, disc_by, minfo,
-                            mcards, mas, plan, plan_n, hscore, hwin, rv, 0, seat, known, mask, keys[seat],
+            a = seat_action(seat_pol[seat], params[seat], state, rv, 0, seat, known, mask, keys[seat],
                             ctrs[seat:seat + 1])
             t1 = _cycles()
-            if a < 0 or apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                                     plan_n, hscore, hwin, rv, 0, a) != 0:
+            if a < 0 or apply_action(state, rv, 0, a) != 0:
                 return -1
             t2 = _cycles()
             k = _kind(a)
@@ -131,11 +128,11 @@ def main(argv=None):
                np.zeros(KNOWN_LEN, np.int64), params)
     sums = [np.zeros((N_PHASES, len(KINDS), 2), np.int64) for _ in range(3)]
     # compile and warm up on other games, then measure
-    if _play(*arrays, rv, seat_pol, args.players, args.seed, 10**9, 50, *sums, *scratch) < 0:
+    if _play(arrays, rv, seat_pol, args.players, args.seed, 10**9, 50, *sums, *scratch) < 0:
         raise SystemExit("a policy chose no legal action")
     for s in sums:
         s[:] = 0
-    total = _play(*arrays, rv, seat_pol, args.players, args.seed, 0, args.hands, *sums, *scratch)
+    total = _play(arrays, rv, seat_pol, args.players, args.seed, 0, args.hands, *sums, *scratch)
     if total < 0:
         raise SystemExit("a policy chose no legal action")
     hz = _cycles_per_second()

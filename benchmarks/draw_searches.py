@@ -49,16 +49,16 @@ def record_draw_hands(rules, n_games: int, seed: int) -> np.ndarray:
     rows = []
     for game in range(n_games):
         rnd = game % int(rules.n_rounds)
-        core.start_game(*arrs, rv, 0, 4, -1, seed, game, 1)
-        core.deal_hand(*arrs, rv, 0, rnd, int(gs[0, L.G_DEALER]))
+        core.start_game(arrs, rv, 0, 4, -1, seed, game, 1)
+        core.deal_hand(arrs, rv, 0, rnd, int(gs[0, L.G_DEALER]))
         keys = [np.uint64(rng_key(seed, game, core.STREAM_POLICY_BASE + p)) for p in range(4)]
         ctrs = [np.zeros(1, dtype=np.int64) for _ in range(4)]
         while not gs[0, L.G_TERMINAL]:
             seat = int(gs[0, L.G_TO_ACT])
             drawing = gs[0, L.G_PHASE] == L.PH_DRAW and ps[0, seat, L.PS_LAID] == 0
-            n_legal = core.legal_mask(*arrs, rv, 0, mask)
-            a = choose_action(GREEDY, params, *arrs, rv, 0, seat, mask, n_legal, keys[seat], ctrs[seat])
-            err = core.step(*arrs, rv, 0, a)
+            n_legal = core.legal_mask(arrs, rv, 0, mask)
+            a = choose_action(GREEDY, params, arrs, rv, 0, seat, mask, n_legal, keys[seat], ctrs[seat])
+            err = core.step(arrs, rv, 0, a)
             if err:
                 raise RuntimeError(f"game {game}: greedy's action {a} was refused ({err})")
             if drawing and gs[0, L.G_PHASE] == L.PH_PLAY and gs[0, L.G_ACTIVE] == seat:

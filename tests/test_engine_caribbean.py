@@ -845,7 +845,7 @@ def test_printing_shows_the_position():
 
 def _batch(n, n_players, rv, seeds, gids, n_hands=0):
     st = State.empty(n)
-    core.start_games(*st.arrays(), rv, n_players, np.full(n, -1, dtype=np.int64),
+    core.start_games(st.arrays(), rv, n_players, np.full(n, -1, dtype=np.int64),
                      np.asarray(seeds, dtype=np.int64), np.asarray(gids, dtype=np.int64), n_hands)
     return st
 
@@ -855,9 +855,9 @@ def test_results_do_not_depend_on_batch_composition():
     st = _batch(6, 4, rv, [7] * 6, range(6))
     stats = np.zeros(8, dtype=np.int64)
     for g in range(6):
-        assert random_playout(*st.arrays(), rv, g, 3, 10**6, 0, stats, 0.5) == 0
+        assert random_playout(st.arrays(), rv, g, 3, 10**6, 0, stats, 0.5) == 0
     solo = _batch(1, 4, rv, [7], [4])
-    assert random_playout(*solo.arrays(), rv, 0, 3, 10**6, 0, stats, 0.5) == 0
+    assert random_playout(solo.arrays(), rv, 0, 3, 10**6, 0, stats, 0.5) == 0
     for a, b in zip(st.take([4]).arrays(), solo.arrays()):
         assert (a == b).all()
 
@@ -883,7 +883,7 @@ def test_invariants_random_games_compiled(vi):
         st = _batch(10, n_players, rv, [100 + vi] * 10, range(10))
         for g in range(10):
             bias = 0.0 if g % 2 == 0 else 0.9      # half uniform random, half eager to meld
-            e = random_playout(*st.arrays(), rv, g, 1, 10**6, 1, stats, bias)
+            e = random_playout(st.arrays(), rv, g, 1, 10**6, 1, stats, bias)
             assert e == 0, (n_players, g, e)
             assert st.gs[g, L.G_TERMINAL] == 1 and st.gs[g, L.G_HANDS_DONE] == 9
             tot = st.hscore[g, :9, :n_players].sum(axis=0)
@@ -897,7 +897,7 @@ def test_mask_agrees_with_check_action_everywhere():
     st = _batch(2, 4, rv, [3, 3], [0, 1], n_hands=2)
     stats = np.zeros(8, dtype=np.int64)
     for g in range(2):
-        assert random_playout(*st.arrays(), rv, g, 9, 10**6, 2, stats, 0.9) == 0
+        assert random_playout(st.arrays(), rv, g, 9, 10**6, 2, stats, 0.9) == 0
 
 
 def test_invariants_random_games_python_side():
@@ -914,10 +914,10 @@ def test_invariants_random_games_python_side():
     melds_checked = 0
     for i in range(200):
         n_players = 3 + i % 4
-        core.start_game(*A, rv, 0, n_players, -1, 1000 + i, i, 1)
-        core.deal_hand(*A, rv, 0, i % 9, i % n_players)
+        core.start_game(A, rv, 0, n_players, -1, 1000 + i, i, 1)
+        core.deal_hand(A, rv, 0, i % 9, i % n_players)
         while True:
-            k = core.legal_mask(*A, rv, 0, mask)
+            k = core.legal_mask(A, rv, 0, mask)
             if st.gs[0, L.G_TERMINAL]:
                 assert k == 0
                 break
@@ -927,7 +927,7 @@ def test_invariants_random_games_python_side():
             if i % 2 == 1 and prog and rng.random() < 0.9:      # odd hands: eager to meld
                 acts = prog
             a = int(rng.choice(acts))
-            assert core.step(*A, rv, 0, a) == 0
+            assert core.step(A, rv, 0, a) == 0
             if st.gs[0, L.G_TERMINAL]:
                 continue
             cnt = st.hands[0].astype(np.int64).sum(axis=0)

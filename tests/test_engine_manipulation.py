@@ -202,10 +202,10 @@ def test_random_play_invariants_with_manipulation(name):
     n = 2000
     st = State.empty(n)
     ids = np.arange(n, dtype=np.int64)
-    start_games(*st.arrays(), rv, 4, np.full(n, -1, dtype=np.int64), np.full(n, 3, dtype=np.int64), ids, 1)
+    start_games(st.arrays(), rv, 4, np.full(n, -1, dtype=np.int64), np.full(n, 3, dtype=np.int64), ids, 1)
     err = np.zeros(n, dtype=np.int64)
     stats = np.zeros((n, 9), dtype=np.int64)
-    random_playouts(*st.arrays(), rv, 21, 20000, 1, 0.7, err, stats)
+    random_playouts(st.arrays(), rv, 21, 20000, 1, 0.7, err, stats)
     assert (err == 0).all(), err[err != 0][:5]
     assert (st.gs[:, L.G_TERMINAL] == 1).all()
     tot = stats.sum(axis=0)
@@ -222,7 +222,7 @@ def greedy_choice(g):
     from kalooki_sim.agents.compiled import choose_action
 
     mask = g.legal_mask()
-    a = choose_action(GREEDY, default_params(GREEDY), *g.state.arrays(), g.rv, 0, g.to_act, mask, int(mask.sum()),
+    a = choose_action(GREEDY, default_params(GREEDY), g.state.arrays(), g.rv, 0, g.to_act, mask, int(mask.sum()),
                       np.uint64(1), np.zeros(1, dtype=np.int64))
     assert mask[a]
     return g.action_text(a)

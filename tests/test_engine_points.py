@@ -480,7 +480,7 @@ def test_k40_deal_13_and_american_cut_joker():
         g = Game(R("american"), n_players=4, seed=seed)
         assert [len(g.hand(p)) for p in range(4)] == [15] * 4
         mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-        assert core.check_invariants(*g.state.arrays(), g.rv, 0, True, mask) == 0
+        assert core.check_invariants(g.state.arrays(), g.rv, 0, True, mask) == 0
         cutter = (g._gs(L.G_DEALER) - 1) % 4
         got += "JK" in g.hand(cutter)
     assert got > 0
@@ -512,7 +512,7 @@ def test_mask_agrees_with_check_action(name):
     for gid in range(2):
         g = Game(r, n_players=4, seed=11, game_id=gid)
         stats = np.zeros(8, dtype=np.int64)
-        res = random_playout(*g.state.arrays(), rv, 0, 5, 3000, 2, stats, 0.6)
+        res = random_playout(g.state.arrays(), rv, 0, 5, 3000, 2, stats, 0.6)
         assert res == 0, res
 
 

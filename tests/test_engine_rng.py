@@ -38,14 +38,14 @@ def test_shuffle_is_a_permutation_and_reproducible():
 def _run(n_games, gids, threads):
     rv = load_rules("caribbean", max_turns_per_hand=50).to_vector()
     st = State.empty(n_games)
-    core.start_games(*st.arrays(), rv, 4, np.full(n_games, -1, dtype=np.int64),
+    core.start_games(st.arrays(), rv, 4, np.full(n_games, -1, dtype=np.int64),
                      np.full(n_games, 42, dtype=np.int64), np.asarray(gids, dtype=np.int64), 3)
     err = np.zeros(n_games, dtype=np.int64)
     stats = np.zeros((n_games, 8), dtype=np.int64)
     old = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        random_playouts(*st.arrays(), rv, 7, 10**6, 0, 0.5, err, stats)
+        random_playouts(st.arrays(), rv, 7, 10**6, 0, 0.5, err, stats)
     finally:
         numba.set_num_threads(old)
     assert (err == 0).all()
@@ -73,12 +73,12 @@ def test_reset_game_then_deal_hand_is_start_game_then_deal_hand():
     for n_players in (3, 4, 6):
         for game_id in range(0, 45, 4):
             a, b = State.empty(1), State.empty(1)
-            core.start_game(*a.arrays(), rv, 0, n_players, -1, 7, game_id, 1)
+            core.start_game(a.arrays(), rv, 0, n_players, -1, 7, game_id, 1)
             core.reset_game(b.gs, b.ps, b.hscore, b.hwin, rv, 0, n_players, -1, 7, game_id, 1)
             dealer = int(a.gs[0, L.G_DEALER])
             assert dealer == int(b.gs[0, L.G_DEALER])
             for st in (a, b):
-                core.deal_hand(*st.arrays(), rv, 0, game_id % rules.n_rounds, dealer)
+                core.deal_hand(st.arrays(), rv, 0, game_id % rules.n_rounds, dealer)
             for name, x, y in zip(ARRAY_FIELDS, a.arrays(), b.arrays()):
                 assert np.array_equal(x, y), (n_players, game_id, name)
             assert b.hands[0].sum() > 0

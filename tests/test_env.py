@@ -28,10 +28,9 @@ PRESETS = ("caribbean", "k40", "k51", "k101", "na15", "american")
 PHASES = {L.PH_CALL: "call", L.PH_ALLOW: "allow", L.PH_DRAW: "draw", L.PH_PLAY: "play", L.PH_UPSWAP: "upswap"}
 
 
-def _encode(env, st, sp, sx, ctx):
+def _encode(env, st, sheet, ctx):
     out = np.zeros((env.batch, OBS_DIM), dtype=np.float32)
-    encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n, env.rv,
-                sp, sx, ctx, env.mask, np.full(env.batch, -1, dtype=np.int64),
+    encode_rows(st.arrays(), env.rv, sheet, ctx, env.mask, np.full(env.batch, -1, dtype=np.int64),
                 np.zeros((env.batch, WORK_LEN), dtype=np.int64), out)
     return out
 
@@ -79,7 +78,7 @@ def test_observation_never_reads_hidden_cards(preset):
     changed = moved_own = 0
     for step in range(400):
         st = env.la.state
-        same = _encode(env, st, env.la.sp, env.la.sx, env.la.ctx)
+        same = _encode(env, st, env.la.sheet, env.la.ctx)
         np.testing.assert_array_equal(same, obs)            # the env's obs is the encoder's
         hid = _copy_state(env)
         own = _copy_state(env)
@@ -95,7 +94,7 @@ def test_observation_never_reads_hidden_cards(preset):
                     own.hands[b, seat, t] -= 1
                     own.hands[b, seat, x] += 1
                     own.stock[b, 0] = t
-        after = _encode(env, hid, env.la.sp, env.la.sx, env.la.ctx)
+        after = _encode(env, hid, env.la.sheet, env.la.ctx)
         for b in range(env.batch):
             ph = int(st.gs[b, L.G_PHASE])
             assert ph in PHASES, ph
@@ -105,7 +104,7 @@ def test_observation_never_reads_hidden_cards(preset):
                 where = [name for name, (o, w) in SECTIONS.items() if any(o <= d < o + w for d in diff)]
                 pytest.fail(f"{preset}: row {b} phase {PHASES[ph]}: re-dealing hidden cards moved the "
                             f"observation at {diff[:8]} (sections {where})")
-        mine = _encode(env, own, env.la.sp, env.la.sx, env.la.ctx)
+        mine = _encode(env, own, env.la.sheet, env.la.ctx)
         moved_own += int((mine != obs).any(axis=1).sum())
         obs, mask, rew, done, info = env.step(env.random_actions(rng))
         want = {L.PH_DRAW, L.PH_PLAY}
@@ -276,7 +275,7 @@ def test_mask_and_legal_lists_are_the_engines():
     arrays = env.la.state.arrays()
     for _ in range(300):
         for b in range(env.batch):
-            legal_mask(*arrays, env.rv, b, truth)
+            legal_mask(arrays, env.rv, b, truth)
             np.testing.assert_array_equal(mask[b], truth)
             np.testing.assert_array_equal(env.legal_ids[b, :env.n_legal[b]], np.flatnonzero(mask[b]))
         obs, mask, *_ = env.step(env.random_actions(rng))
@@ -294,7 +293,7 @@ def test_step_observation_is_the_full_encoding():
     st = env.la.state
     most = 0
     for _ in range(1500):
-        np.testing.assert_array_equal(obs, _encode(env, st, env.la.sp, env.la.sx, env.la.ctx))
+        np.testing.assert_array_equal(obs, _encode(env, st, env.la.sheet, env.la.ctx))
         most = max(most, int(st.gs[:, L.G_N_MELDS].max()))
         obs, mask, *_ = env.step(env.random_actions(rng))
     assert most >= 4

@@ -229,7 +229,7 @@ def test_expert_measures_and_discard_match_definitions(preset):
     compared = discards = 0
     for game in range(6):
         row = rows[game % 2]
-        core.start_game(*A, rv, 0, n, -1, 9, game, 1 + game % 3)     # matches of 1-3 hands
+        core.start_game(A, rv, 0, n, -1, 9, game, 1 + game % 3)     # matches of 1-3 hands
         keys = np.array([rng_key(9, game, core.STREAM_POLICY_BASE + p) for p in range(n)], dtype=np.uint64)
         ctrs = np.zeros(n, dtype=np.int64)
         pol = [EXPERT, GREEDY, RANDOM, EXPERT, GREEDY, RANDOM][:n]
@@ -237,7 +237,7 @@ def test_expert_measures_and_discard_match_definitions(preset):
             if gs[0, L.G_TERMINAL]:
                 break
             seat = int(gs[0, L.G_TO_ACT])
-            k = core.legal_mask(*A, rv, 0, mask)
+            k = core.legal_mask(A, rv, 0, mask)
             budget = float(rng.choice([0.0, 0.2, 0.5, 1.0, 3.0]))
             hands_left = 1 if rv[R_CALLS_LIMIT_SCOPE] == CALLS_LIMIT_SCOPE_HAND else \
                 gs[0, L.G_LAST_HAND] - gs[0, L.G_HAND_NO] + 1
@@ -262,14 +262,14 @@ def test_expert_measures_and_discard_match_definitions(preset):
                 want = _py_discard(A, rv, 0, seat, row, mask)
                 if want is not None:
                     known[KNOWN_GEN] += 1
-                    got = expert_discard(row, *A, rv, 0, seat, known, gs[0, L.G_ROUND],
+                    got = expert_discard(row, A, rv, 0, seat, known, gs[0, L.G_ROUND],
                                          rv[R_OPENING_MODE] == OPENING_MODE_CONTRACT, 0.7)
                     assert got == L.A_DISCARD + want
                     discards += 1
             params = row if pol[seat] == EXPERT else default_params(GREEDY)
-            a = choose_action(pol[seat], params, *A, rv, 0, seat, mask, k, keys[seat], ctrs[seat:seat + 1])
+            a = choose_action(pol[seat], params, A, rv, 0, seat, mask, k, keys[seat], ctrs[seat:seat + 1])
             assert mask[a], (pol[seat], a)
-            assert core.step(*A, rv, 0, a) == 0
+            assert core.step(A, rv, 0, a) == 0
     assert compared > 50 and discards > 20
 
 

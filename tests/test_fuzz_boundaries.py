@@ -46,8 +46,8 @@ def _clubs_game() -> Game:
 
 
 def _snapshot(game: Game):
-    return [a.copy() for a in game.state.arrays()] + [a.copy() for a in game._loop.loop_arrays()
-                                                       if isinstance(a, np.ndarray)]
+    la = game._loop
+    return [a.copy() for a in (*game.state.arrays(), *la.sheet, *la.seating, la.ctx, *la.lane)]
 
 
 def _same(before, game: Game) -> bool:

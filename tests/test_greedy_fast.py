@@ -401,7 +401,7 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
     checked = 0
     n_cand = 0
     for game in range(6):
-        core.start_game(*A, rv, 0, 4, -1, 5, game, 1)
+        core.start_game(A, rv, 0, 4, -1, 5, game, 1)
         keys = np.array([rng_key(5, game, core.STREAM_POLICY_BASE + p) for p in range(4)], dtype=np.uint64)
         ctrs = np.zeros(4, dtype=np.int64)
         pol = [GREEDY, GREEDY, GREEDY, RANDOM]
@@ -427,7 +427,7 @@ def test_tack_prefilter_never_rules_out_a_fit(preset):
                             n_cand += 1
                 assert all(A[2][0, act, t] > 0 for t in range(L.N_TYPES) if (cand >> t) & 1)
             seat = gs[0, L.G_TO_ACT]
-            k = core.legal_mask(*A, rv, 0, mask)
-            a = choose_action(pol[seat], params, *A, rv, 0, seat, mask, k, keys[seat], ctrs[seat:seat + 1])
-            assert core.step(*A, rv, 0, a) == 0
+            k = core.legal_mask(A, rv, 0, mask)
+            a = choose_action(pol[seat], params, A, rv, 0, seat, mask, k, keys[seat], ctrs[seat:seat + 1])
+            assert core.step(A, rv, 0, a) == 0
     assert checked > 0 and n_cand > 0

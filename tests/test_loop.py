@@ -113,16 +113,17 @@ def test_external_seat_played_from_python_is_the_compiled_seat():
     seats = [RANDOM, GREEDY, RANDOM, GREEDY]
     want = simulate(r, n, seats, None, B, seed)
     la = loop.LoopArrays(B, 4)
-    rows, mrows, mwin = la.outputs(B, 1, n)
+    out = la.outputs(B, 1, n)
     ext = np.array([EXTERNAL] + seats[1:], dtype=np.int64)
     pm = params_matrix(list(ext))
     wants = np.ones(L.P_MAX, dtype=np.int64)
     for b in range(B):
-        loop.start(*la.state.arrays(), rv, b, la.sp, la.sx, la.seats, la.params, la.keys, la.ctrs, la.ctx,
-                   la.known, ext, pm, np.arange(n, dtype=np.int64), wants, -1, seed, b, b % 9, 1, max_steps_per_hand(r, n), b, False, False)
+        lineup = loop.Lineup(ext, pm, np.arange(n, dtype=np.int64), wants)
+        loop.start(la.state.arrays(), rv, b, la.sheet, la.seating, la.ctx, lineup, -1, seed, b, b % 9, 1,
+                   max_steps_per_hand(r, n), b, False, False)
     keys = [np.uint64(rng_key(seed, b, STREAM_POLICY_BASE + 0)) for b in range(B)]
     ctrs = [np.zeros(1, dtype=np.int64) for _ in range(B)]
-    args = (*la.state.arrays(), rv, *la.loop_arrays(), rows, mrows, mwin)
+    args = (la.state.arrays(), rv, *la.loop_arrays(), out)
     status = np.zeros(B, dtype=np.int64)
     loop.advance_rows(*args, np.arange(B, dtype=np.int64), status)
     decisions = 0
@@ -139,8 +140,8 @@ def test_external_seat_played_from_python_is_the_compiled_seat():
         status[which] = la.ctx[which, CX_STATUS]
         decisions += len(which)
     assert (status == loop.ST_OVER).all() and decisions > B
-    got = {"penalty": rows[loop.R_PEN].reshape(-1), "won": rows[loop.R_WON].reshape(-1),
-           "turns": rows[loop.R_TURNS].reshape(-1), "laid_down_turn": rows[loop.R_LAID_TURN].reshape(-1)}
+    got = {"penalty": out.rows[loop.R_PEN].reshape(-1), "won": out.rows[loop.R_WON].reshape(-1),
+           "turns": out.rows[loop.R_TURNS].reshape(-1), "laid_down_turn": out.rows[loop.R_LAID_TURN].reshape(-1)}
     for k, v in got.items():
         np.testing.assert_array_equal(v, want[k], err_msg=k)
 

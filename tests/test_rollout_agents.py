@@ -167,20 +167,20 @@ def _replay(r, n_players, seats, seed, game_id):
     rv = r.to_vector()
     st = State.empty(1)
     A = st.arrays()
-    core.start_game(*A, rv, 0, n_players, -1, seed, game_id, 1)
-    core.deal_hand(*A, rv, 0, game_id % rv[R_N_ROUNDS], st.gs[0, L.G_DEALER])
+    core.start_game(A, rv, 0, n_players, -1, seed, game_id, 1)
+    core.deal_hand(A, rv, 0, game_id % rv[R_N_ROUNDS], st.gs[0, L.G_DEALER])
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     keys = [np.uint64(rng_key(seed, game_id, core.STREAM_POLICY_BASE + p)) for p in range(n_players)]
     ctrs = [np.zeros(1, dtype=np.int64) for _ in range(n_players)]
     params = default_params(GREEDY)           # random reads none of it
     while True:
-        k = core.legal_mask(*A, rv, 0, mask)
+        k = core.legal_mask(A, rv, 0, mask)
         if k == 0:
             break
         seat = int(st.gs[0, L.G_TO_ACT])
-        a = choose_action(seats[seat], params, *A, rv, 0, seat, mask, k, keys[seat], ctrs[seat])
+        a = choose_action(seats[seat], params, A, rv, 0, seat, mask, k, keys[seat], ctrs[seat])
         assert mask[a]
-        assert core.step(*A, rv, 0, a) == 0
+        assert core.step(A, rv, 0, a) == 0
     return st
 
 

@@ -37,8 +37,8 @@ def _certificate_applies(game):
 
 def _plans(game):
     st = game.state
-    nm = int(st.plan_n[0, 0, 0])
-    return nm, st.plan[0, 0, :max(nm, 0)].copy()
+    nm = int(st.plan_n[0, 0])
+    return nm, st.plan[0, :max(nm, 0)].copy()
 
 
 # Caribbean plays more games: the engine settles most of its draws by the contract's joker bound
@@ -58,13 +58,13 @@ def test_certificate_never_changes_plans_or_mask(name, n_games):
             # the raw kernel, as the closed loop asks it: the hands its checks search and find
             # without a lay-down stay certified (``Game.legal_mask`` would put the state back)
             mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-            core.legal_mask(*game.state.arrays(), game.rv, 0, mask)
+            core.legal_mask(game.state.arrays(), game.rv, 0, mask)
             assert (bare.legal_mask() == mask).all(), (name, seed, str(game))
             if int(game.state.gs[0, L.G_PHASE]) == L.PH_PLAY and game.state.gs[0, L.G_OPEN_DEBT] == 0:
                 applied += _certificate_applies(game)
                 mine = game.copy()
-                core.resume(*mine.state.arrays(), mine.rv, 0)
-                core.resume(*bare.state.arrays(), bare.rv, 0)
+                core.resume(mine.state.arrays(), mine.rv, 0)
+                core.resume(bare.state.arrays(), bare.rv, 0)
                 nm_a, rec_a = _plans(mine)
                 nm_b, rec_b = _plans(bare)
                 assert nm_a == nm_b and (rec_a == rec_b).all(), (name, seed, str(game))
@@ -100,7 +100,7 @@ def test_hand_settled_by_the_new_card_becomes_the_certificate():
 def test_certificate_is_forgotten_at_the_deal():
     game = Game("k40", n_players=4, seed=1)
     game.state.ps[0, :, L.PS_CERT] = 1
-    core.start_game(*game.state.arrays(), game.rv, 0, 4, -1, 5, 0, 0)
+    core.start_game(game.state.arrays(), game.rv, 0, 4, -1, 5, 0, 0)
     assert (game.state.ps[0, :, L.PS_CERT] == 0).all()
 
 
@@ -125,11 +125,11 @@ def test_legality_checks_leave_the_position_unchanged():
 
     game = Game.from_text(DRAW, "k51")
     raw = game.copy()
-    raw.state.plan[:, :, L.PLAN_MELDS:] = 0                        # a clean scratch and no certificate
+    raw.state.work[:] = 0                                          # a clean scratch and no certificate
     raw.state.ps[:, :, L.PS_CERT:L.NPS] = 0
     clean = raw.state.copy()
-    assert core.check_action(*raw.state.arrays(), raw.rv, 0, L.A_DRAW_DISCARD) == L.E_NOT_USABLE
-    assert not (raw.state.plan == clean.plan).all()             # the search ran in the scratch
+    assert core.check_action(raw.state.arrays(), raw.rv, 0, L.A_DRAW_DISCARD) == L.E_NOT_USABLE
+    assert not (raw.state.work == clean.work).all()             # the search ran in the scratch
     assert raw.state.ps[0, 0, L.PS_CERT] == 1                     # and certified the hand with 9C
     before = game.state.copy()
     with pytest.raises(IllegalActionError):
@@ -289,7 +289,7 @@ def test_meldable_filter_matches_its_definition(name, kw):
 
 
 def _scratch(state):
-    return state.plan[0, 0, L.PLAN_MELDS:].reshape(-1)
+    return state.work[0]
 
 
 @pytest.mark.parametrize("name", ["k40", "k51", "na15", "american"])
@@ -308,7 +308,7 @@ def test_memo_of_the_discard_draw_check_gives_the_searched_plan(name):
             mask = game.legal_mask()
             if int(game.state.gs[0, L.G_PHASE]) == L.PH_DRAW and mask[L.A_DRAW_DISCARD]:
                 memo = game.copy()
-                assert core.check_action(*memo.state.arrays(), memo.rv, 0, L.A_DRAW_DISCARD) == 0
+                assert core.check_action(memo.state.arrays(), memo.rv, 0, L.A_DRAW_DISCARD) == 0
                 bare = memo.copy()
                 _scratch(bare.state)[L.W_MEMO_OK] = 0
                 p = int(memo.state.gs[0, L.G_ACTIVE])
@@ -317,7 +317,7 @@ def test_memo_of_the_discard_draw_check_gives_the_searched_plan(name):
                 hits += bool(_scratch(memo.state)[L.W_MEMO_OK] == 1
                              and (_scratch(memo.state)[L.W_HAND:L.W_HAND + L.N_TYPES] == with_top).all())
                 for g in (memo, bare):
-                    assert core.step(*g.state.arrays(), g.rv, 0, L.A_DRAW_DISCARD) == 0
+                    assert core.step(g.state.arrays(), g.rv, 0, L.A_DRAW_DISCARD) == 0
                 nm_a, rec_a = _plans(memo)
                 nm_b, rec_b = _plans(bare)
                 assert nm_a == nm_b and (rec_a == rec_b).all(), (name, seed, str(game))
@@ -354,9 +354,9 @@ def test_plan_question_answered_from_the_memo_is_the_searched_answer(name):
                     _scratch(fresh.state)[L.W_MEMO_OK] = 0
                     args = (p, int(c), t_rem, int(c))
                     want = plans.hand_plan_places(fresh.state.hands, fresh.state.ps, fresh.rv, fresh.state.gs,
-                                                  fresh.state.plan, 0, *args)
+                                                  fresh.state.work[0], 0, *args)
                     for _ in range(2):           # the second time from the memo, if it searched
-                        got = plans.hand_plan_places(st.hands, st.ps, game.rv, st.gs, st.plan, 0, *args)
+                        got = plans.hand_plan_places(st.hands, st.ps, game.rv, st.gs, st.work[0], 0, *args)
                         assert got == want, (name, seed, step, args)
                         asked += 1
                     repeated += bool(_scratch(st)[L.W_MEMO_OK] == 1)

@@ -35,8 +35,7 @@ def test_c_view_is_the_reshaped_view():
 
 
 def test_the_kernels_views_cover_their_slices_exactly():
-    plan = State.empty(1).plan
-    assert plan[0, 0, L.PLAN_MELDS:].size == L.W_FLAT          # the engine's search scratch
+    assert State.empty(1).work[0].size == L.W_LEN               # the engine's search scratch
     assert L.W_BEST - L.W_OUT == L.PLAN_MELDS * L.PLAN_REC     # ... its hypothetical plan
     assert S._WS_SCRATCH - S._WS_STACK == 2 * S.MAX_MELDS * S.REC
     assert S._WS_PICK - S._WS_DP == (S._DP_T + 1) * (S._DP_J + 1)

@@ -7,8 +7,8 @@ scoring of candidate actions (one forward pass per legal action, with an action 
 * the environment already hands out exactly this: ``Discrete(N_ACTIONS)`` and a legal mask per row,
   the spaces of the Gymnasium/PettingZoo wrappers and of ``sb3_contrib.MaskablePPO``; a fixed head is
   one matrix product for a whole batch, with no ragged candidate lists to build in Python;
-* the ids are already semantic and compact where it matters: a lay-down is one of ``K_PLANS`` plans
-  the engine ranks (``A_LAY + k``), a discard or a tack names a card type (and a table meld), so
+* the ids are already semantic and compact where it matters: a lay-down is the one plan the
+  engine offers (``A_LAY``: its exact best), a discard or a tack names a card type (and a table meld), so
   the head's rows specialise by card and meld slot, and most decisions have a handful of legal
   actions, which the mask leaves;
 * the cost is the last layer (``hidden x 3762`` weights, about 1 M at 256 units), small on a CPU,

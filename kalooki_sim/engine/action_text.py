@@ -96,12 +96,11 @@ def action_text(st: State, g: int, a: int) -> str:
     if a >= L.A_UPSWAP:
         return f"swap upcard for {type_text(a - L.A_UPSWAP)}"
     if a < L.A_DISCARD:
-        k = a - L.A_LAY
-        head = "lay down" if k == 0 else f"lay down plan {k + 1}"
-        nm = int(st.plan_n[g, k, 0])
+        head = "lay down"
+        nm = int(st.plan_n[g, 0])
         if nm < 0:
             return head
-        melds = decode_melds(st.plan[g, k], nm)
+        melds = decode_melds(st.plan[g], nm)
         return head + " " + " ".join("[" + " ".join(m) + "]" for m in melds)
     if a < L.A_TACK:
         return f"discard {type_text(a - L.A_DISCARD)}"
@@ -242,17 +241,17 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
     if s.startswith("lay down") or s.startswith("lay "):
         m = re.match(r"lay( down)?( plan (\d+))?\s*(.*)$", s)
         k = int(m.group(3)) - 1 if m.group(3) else 0
-        if not 0 <= k < L.K_PLANS:
-            raise ValueError(f"no lay-down plan {k + 1} (plans 1..{L.K_PLANS})")
+        if k != 0:
+            raise ValueError(f"no lay-down plan {k + 1} (the engine offers one: its exact best)")
         rest = m.group(4).strip()
         if rest:
             want = [p.split() for p in re.findall(r"\[([^\]]*)\]", rest)]
-            nm = int(st.plan_n[g, k, 0])
-            have = decode_melds(st.plan[g, k], nm) if nm >= 0 else None
+            nm = int(st.plan_n[g, 0])
+            have = decode_melds(st.plan[g], nm) if nm >= 0 else None
             if have is None or _strip_jokers(want) != _strip_jokers(have):
-                offered = action_text(st, g, L.A_LAY + k)
+                offered = action_text(st, g, L.A_LAY)
                 raise _NotOffered(f"only the exact best lay-down is offered ({offered!r})")
-        return L.A_LAY + k
+        return L.A_LAY
     m = re.fullmatch(r"swap upcard for (\S+)", s)
     if m:
         return L.A_UPSWAP + parse_cards([m.group(1)])[0].type
@@ -314,23 +313,23 @@ def parse_action(st: State, g: int, text: str, rv=None) -> int:
                     cands.append(L.A_MOVE + mi * 15 + q)
         if not cands:
             return L.A_MOVE + mi * 15            # rejected by the engine with its reason
-        legal = [] if rv is None else [a for a in cands if core.check_action(*st.arrays(), rv, g, a) == 0]
+        legal = [] if rv is None else [a for a in cands if core.check_action(st.arrays(), rv, g, a) == 0]
         return legal[0] if len(legal) == 1 else cands[0]
     raise ValueError(f"cannot parse action {text!r}")
 
 
 @contextmanager
 def _scratch_kept(st):
-    """The engine's legality checks search lay-downs in the rows of ``plan`` after the plans
-    (``layout.W_*``), which mean nothing between calls, and certify hands they find without one
+    """The engine's legality checks search lay-downs in its scratch ``work`` (``layout.W_*``), which
+    means nothing between calls, and certify hands they find without one
     (``ps[..., PS_CERT:NPS]``, a cache).  Asking whether an action is legal must not look like a
     change of the position, so the Python layer puts both back."""
-    saved = st.plan[:, :, L.PLAN_MELDS:].copy()
+    saved = st.work.copy()
     saved_cert = st.ps[:, :, L.PS_CERT:L.NPS].copy()
     try:
         yield
     finally:
-        st.plan[:, :, L.PLAN_MELDS:] = saved
+        st.work[:] = saved
         st.ps[:, :, L.PS_CERT:L.NPS] = saved_cert
 
 

@@ -18,7 +18,7 @@ from .common import _dir, _holds_any, _steps_between
 from .fit import _apply_tack, _move_target, set_joker_meaning
 from .flow import _end_turn, _enter_play, _finish_hand, _next_caller, _pop_stock, _start_turn, _void_deal
 from .layout import (
-    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_LAY, A_MOVE, A_PASS, A_SETSWAP,
+    A_ALLOW, A_CALL, A_DENY, A_DISCARD, A_DRAW_DISCARD, A_DRAW_STOCK, A_END_TURN, A_MOVE, A_PASS, A_SETSWAP,
     A_SHIFT, A_TACK, A_TACK_LOW, A_UPSWAP, EV_NONE, EV_WENT_OUT, G_ACTIVE, G_AFTER_ALLOW, G_CALL_DONE, G_CALLER,
     G_DISC_N, G_FREED, G_LAID_THIS_TURN, G_LAST_EVENT, G_MANIPS, G_N_MELDS, G_NP, G_OPEN_DEBT, G_OWED, G_PHASE,
     G_PLAN_DEBT, G_STEPS, G_TAKEN, G_TAKEN_MUST, G_TO_ACT, JOKER, L_MAX, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ,
@@ -47,21 +47,21 @@ def _settle_placed(gs, g, t, n):
 
 
 @njit(_nrt=False)
-def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
-    """Put plan ``k`` on the table as new melds owned by the active player."""
+def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g):
+    """Put the offered plan on the table as new melds owned by the active player."""
     p = gs[g, G_ACTIVE]
-    for i in range(plan_n[g, k, 0]):
+    for i in range(plan_n[g, 0]):
         m = gs[g, G_N_MELDS]
-        kind = plan[g, k, i, 0]
+        kind = plan[g, i, 0]
         for j in range(L_MAX):
             mcards[g, m, j] = -1
             mas[g, m, j] = -1
         minfo[g, m, MI_OWNER] = p
         if kind == _K_RUN:
-            s = plan[g, k, i, 1]
-            lo = plan[g, k, i, 2]
-            hi = plan[g, k, i, 3]
-            jmask = plan[g, k, i, 4]
+            s = plan[g, i, 1]
+            lo = plan[g, i, 2]
+            hi = plan[g, i, 3]
+            jmask = plan[g, i, 4]
             nj = 0
             for q in range(lo, hi + 1):
                 typ = pos_type(s, q)
@@ -80,11 +80,11 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
             minfo[g, m, MI_LEN] = hi - lo + 1
             minfo[g, m, MI_NJ] = nj
         elif kind == _K_SET:
-            r = plan[g, k, i, 1]
+            r = plan[g, i, 1]
             n = 0
             for s in range(4):
                 typ = s * 13 + r
-                for c in range(plan[g, k, i, 2 + s]):
+                for c in range(plan[g, i, 2 + s]):
                     mcards[g, m, n] = typ
                     mas[g, m, n] = typ
                     hands[g, p, typ] -= 1
@@ -93,7 +93,7 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
             minfo[g, m, MI_KEY] = r
             minfo[g, m, MI_LO] = 0
             minfo[g, m, MI_LEN] = n
-            nj = plan[g, k, i, 6]
+            nj = plan[g, i, 6]
             for c in range(nj):
                 mas[g, m, n] = set_joker_meaning(minfo, mas, g, m)
                 mcards[g, m, n] = JOKER
@@ -103,7 +103,7 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
             minfo[g, m, MI_HI] = n - 1
             minfo[g, m, MI_NJ] = nj
         else:
-            nj = plan[g, k, i, 6]
+            nj = plan[g, i, 6]
             for c in range(nj):
                 mcards[g, m, c] = JOKER
                 hands[g, p, JOKER] -= 1
@@ -121,22 +121,22 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k):
 
 
 @njit(_nrt=False)
-def step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a):
+def step(state, rv, g, a):
     """Apply action ``a`` to game ``g``.  Returns 0, or an ``E_*`` code (state unchanged)."""
-    err = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                       hwin, rv, g, a)
+    err = check_action(state, rv, g, a)
     if err != 0:
         return err
-    return apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                        hwin, rv, g, a)
+    return apply_action(state, rv, g, a)
 
 
 @njit(_nrt=False, inline="always")
-def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                 rv, g, a):
+def apply_action(state, rv, g, a):
     """``step`` without its legality check, for callers that already asked ``check_action`` about
     this very state (the closed loops, whose ``seat_action`` returns only checked actions): the
     check is a sizeable share of a hand.  An unchecked illegal action corrupts the state."""
+    gs, ps, hands, stock, disc, disc_by = state.gs, state.ps, state.hands, state.stock, state.disc, state.disc_by
+    minfo, mcards, mas, plan, plan_n = state.minfo, state.mcards, state.mas, state.plan, state.plan_n
+    hscore, hwin, work = state.hscore, state.hwin, state.work
     gs[g, G_STEPS] += 1
     gs[g, G_LAST_EVENT] = EV_NONE
     act = gs[g, G_ACTIVE]
@@ -193,14 +193,14 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             ps[g, c, PS_CALLS] += 1
         gs[g, G_CALL_DONE] = 1
         gs[g, G_CALLER] = -1
-        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work, rv, g)
     elif a == A_DRAW_STOCK:
         x = _pop_stock(gs, stock, disc, disc_by, rv, g, rv[R_KEEP_TOP_DISCARD_ON_RESHUFFLE] == 1)
         if x < 0:
             _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
             return 0
         hands[g, act, x] += 1
-        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work, rv, g)
     elif a == A_DRAW_DISCARD:
         if draw_mode(gs, ps, rv, g, act) != DISCARD_DRAW_BEFORE_OPENING_ANY:
             gs[g, G_TAKEN_MUST] = 1          # must be melded this turn (only such actions allowed)
@@ -211,25 +211,24 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         disc_by[g, top] = -1
         gs[g, G_DISC_N] = top
         gs[g, G_TAKEN] = t
-        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+        _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work, rv, g)
     elif a == A_END_TURN:
         _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
     else:
         # an opened player with no new melds who gains no card: a sub-hand has no melds either, so
         # there is nothing to recompute (not so before the opening: V1's kalooki may appear)
-        no_plan = ps[g, act, PS_LAID] == 1 and plan_n[g, 0, 0] < 0 and gs[g, G_PLAN_DEBT] == 0
+        no_plan = ps[g, act, PS_LAID] == 1 and plan_n[g, 0] < 0 and gs[g, G_PLAN_DEBT] == 0
         gained = False
         # the cards that move from the hand to the table: what they settle, settled here
         if a < A_DISCARD:
-            k = a - A_LAY
             owed = gs[g, G_OWED]
             taken = gs[g, G_TAKEN]
             if owed >= 0:
-                _settle_placed(gs, g, owed, plan_count(plan[g, k], plan_n[g, k, 0], owed))
+                _settle_placed(gs, g, owed, plan_count(plan[g], plan_n[g, 0], owed))
             if owed != JOKER:
-                _settle_placed(gs, g, JOKER, plan_count(plan[g, k], plan_n[g, k, 0], JOKER))
+                _settle_placed(gs, g, JOKER, plan_count(plan[g], plan_n[g, 0], JOKER))
             if taken >= 0 and taken != owed and taken != JOKER:
-                _settle_placed(gs, g, taken, plan_count(plan[g, k], plan_n[g, k, 0], taken))
+                _settle_placed(gs, g, taken, plan_count(plan[g], plan_n[g, 0], taken))
         else:
             placed = _placed_type(gs, minfo, g, a)
             if placed >= 0:
@@ -237,7 +236,7 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         if a < A_DISCARD:
             if ps[g, act, PS_LAID] == 0:
                 gs[g, G_OPEN_DEBT] = gs[g, G_PLAN_DEBT]      # A43: lay-offs complete the opening
-            _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g, k)
+            _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g)
         elif a < A_TACK:
             t = a - A_DISCARD
             hands[g, act, t] -= 1
@@ -296,5 +295,5 @@ def apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin,
                          rv, g, act, EV_WENT_OUT)
         elif rv[R_NEW_MELDS_AFTER_OPENING] == 1 and (gained or not no_plan):
-            compute_plans(gs, ps, hands, plan, plan_n, rv, g)   # the hand changed: new plans
+            compute_plans(gs, ps, hands, plan, plan_n, work[g], rv, g)   # the hand changed: new plans
     return 0

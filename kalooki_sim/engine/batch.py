@@ -17,20 +17,17 @@ from .playout import random_playout
 
 
 @njit
-def _random_playouts(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                     rv, policy_seed, max_steps, check, bias, out_err, out_stats, g_from, g_to):
+def _random_playouts(state, rv, policy_seed, max_steps, check, bias, out_err, out_stats, g_from, g_to):
     for i in range(g_from, g_to):
         g = np.uint64(i)                    # the engine's kernels take the game row as uint64
-        out_err[g] = random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                    hscore, hwin, rv, g, policy_seed, max_steps, check, out_stats[g], bias)
+        out_err[g] = random_playout(state, rv, g, policy_seed, max_steps, check, out_stats[g], bias)
 
 
-def random_playouts(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                    rv, policy_seed, max_steps, check, bias, out_err, out_stats):
+def random_playouts(state, rv, policy_seed, max_steps, check, bias, out_err, out_stats):
     """``playout.random_playout`` for every game of the batch in parallel.
 
     ``out_err[g]`` receives the playout's return code (0 = fine), ``out_stats[g]`` (int64[B, 8])
     its counters.
     """
-    run_lanes(_random_playouts, gs.shape[0], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-              plan_n, hscore, hwin, rv, policy_seed, max_steps, check, bias, out_err, out_stats)
+    gs = state.gs
+    run_lanes(_random_playouts, gs.shape[0], state, rv, policy_seed, max_steps, check, bias, out_err, out_stats)

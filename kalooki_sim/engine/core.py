@@ -9,7 +9,7 @@ Every kernel works on one game ``g`` of a batch held as plain arrays (layout in 
 a closed-loop simulator can run ``prange`` over games and call ``legal_mask``/``step`` per game
 without any Python objects.  All kernels share the argument prefix
 
-    gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g
+    state, rv, g
 
 (``state.State.arrays()`` returns the first 13 in this order; ``rv`` is ``Rules.to_vector()``).
 

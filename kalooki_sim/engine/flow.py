@@ -208,13 +208,13 @@ def _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, seat):
 
 
 @njit(_nrt=False, inline="always")
-def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
+def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work, rv, g):
     gs[g, G_PHASE] = PH_PLAY
     gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
     if _done_laying(ps, rv, g, gs[g, G_ACTIVE]):
         _clear_plans(plan_n, g)        # ``compute_plans``' answer, without the call
         return
-    _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+    _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work[g], rv, g)
 
 
 @njit(_nrt=False, specialise_constants=False)
@@ -373,14 +373,16 @@ def _end_turn(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, h
 
 
 @njit(_nrt=False)
-def start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-               g, n_players, dealer, seed, game_id, n_hands):
+def start_game(state, rv, g, n_players, dealer, seed, game_id, n_hands):
     """Reset row ``g`` to a new match and deal its first hand.
 
     ``dealer < 0`` draws the first dealer from the game's own RNG stream; ``n_hands <= 0`` plays
     the rules' ``n_hands`` (Caribbean: 9).  Deterministic in (rules, n_players, dealer, seed,
     game_id) only.
     """
+    gs, ps, hands, stock, disc, disc_by = state.gs, state.ps, state.hands, state.stock, state.disc, state.disc_by
+    minfo, mcards, mas, plan_n, hscore = state.minfo, state.mcards, state.mas, state.plan_n, state.hscore
+    hwin = state.hwin
     reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, n_hands)
     _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
@@ -416,11 +418,12 @@ def reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, n_
 
 
 @njit(_nrt=False, specialise_constants=False)
-def deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-              g, hand_no, dealer):
+def deal_hand(state, rv, g, hand_no, dealer):
     """Deal hand ``hand_no`` (0-based; its round is ``hand_no % n_rounds``) of an already started
     game with the given dealer, as a fresh hand.  For per-round studies and tests; the normal
     flow deals every hand by itself."""
+    gs, ps, hands, stock, disc, disc_by = state.gs, state.ps, state.hands, state.stock, state.disc, state.disc_by
+    minfo, mcards, mas, plan_n = state.minfo, state.mcards, state.mas, state.plan_n
     gs[g, G_HAND_NO] = hand_no
     gs[g, G_ROUND] = hand_no % rv[R_N_ROUNDS]
     if gs[g, G_LAST_HAND] < hand_no:
@@ -433,21 +436,22 @@ def deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pla
 
 
 @njit(_nrt=False)
-def start_games(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                n_players, dealers, seeds, game_ids, n_hands):
+def start_games(state, rv, n_players, dealers, seeds, game_ids, n_hands):
     """``start_game`` for every row (dealers/seeds/game_ids are int64[B])."""
+    gs = state.gs
     for g in range(gs.shape[0]):
-        start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, g, n_players, dealers[g], seeds[g], game_ids[g], n_hands)
+        start_game(state, rv, g, n_players, dealers[g], seeds[g], game_ids[g], n_hands)
 
 
 @njit(_nrt=False)
-def resume(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g):
+def resume(state, rv, g):
     """Recompute the derived parts of a hand-built position (``Game.from_text``).
 
     Call window with ``G_TO_ACT < 0``: find the first eligible caller (or go to the draw).
     Play phase: compute the lay-down plans.
     """
+    gs, ps, hands, disc_by, minfo = state.gs, state.ps, state.hands, state.disc_by, state.minfo
+    mcards, mas, plan, plan_n, work = state.mcards, state.mas, state.plan, state.plan_n, state.work
     ph = gs[g, G_PHASE]
     if ph == PH_CALL and gs[g, G_TO_ACT] < 0:
         c = _next_caller(gs, ps, disc_by, rv, g, 1)
@@ -458,7 +462,7 @@ def resume(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n
             gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
     elif ph == PH_PLAY:
         gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
-        _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g)
+        _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work[g], rv, g)
     elif ph == PH_DRAW or ph == PH_ALLOW:
         gs[g, G_TO_ACT] = gs[g, G_ACTIVE]
 

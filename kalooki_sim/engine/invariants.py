@@ -30,8 +30,7 @@ INV_MELD_OF_UNLAID = 9
 
 
 @njit
-def check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                     rv, g, full_deck, mask):
+def check_invariants(state, rv, g, full_deck, mask):
     """0 if game ``g`` is consistent, else an ``INV_*`` code.
 
     Checks: no card type more often than the deck holds (and, with ``full_deck``, every card of
@@ -39,6 +38,8 @@ def check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pl
     its declared jokers and laid out consistently; calls within the limit; the legal mask is
     non-empty unless terminal; the turn counter below the cap.
     """
+    gs, ps, hands, stock, disc, minfo = state.gs, state.ps, state.hands, state.stock, state.disc, state.minfo
+    mcards, mas = state.mcards, state.mas
     cnt = np.zeros(N_TYPES, dtype=np.int64)
     n = gs[g, G_NP]
     for p in range(P_MAX):
@@ -84,23 +85,19 @@ def check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, pl
             return INV_CALLS
     if gs[g, G_TURN] >= rv[R_MAX_TURNS_PER_HAND] and gs[g, G_TERMINAL] == 0:
         return INV_TURN_CAP
-    k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, g, mask)
+    k = legal_mask(state, rv, g, mask)
     if k == 0 and gs[g, G_TERMINAL] == 0:
         return INV_MASK_EMPTY
     return INV_OK
 
 
 @njit
-def mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                    g, mask):
+def mask_consistent(state, rv, g, mask):
     """-1 if ``legal_mask`` agrees with ``check_action`` on every action id, else the first id
     where they differ (the mask only tests candidates, so this guards its candidate lists)."""
-    legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-               g, mask)
+    legal_mask(state, rv, g, mask)
     for a in range(N_ACTIONS):
-        ok = check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                          hwin, rv, g, a) == 0
+        ok = check_action(state, rv, g, a) == 0
         if ok != mask[a]:
             return a
     return -1

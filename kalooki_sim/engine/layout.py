@@ -19,13 +19,13 @@ State layout (all arrays have a leading batch dimension ``B``; one row = one gam
   joker's meaning is fixed by where it lies.  A set is stored as a list ``0..len-1``; ``mas`` of
   a joker is the set's rank with a suit the set lacked when the joker was laid (for display; in
   Caribbean a set joker only has to name the rank).  Empty slots are -1.
-* ``plan[B, K_PLANS, PLAN_ROWS, PLAN_REC]`` int64 and ``plan_n[B, K_PLANS, 2]`` int64 — the
-  lay-down plans offered to the active player this turn (records of ``melds.search`` in rows
-  ``0..PLAN_MELDS-1``; ``plan_n[..., 0]`` = number of melds or -1 = no plan, ``plan_n[..., 1]`` =
-  cards placed).  Computed once when the active player enters the play phase (his hand cannot
-  change before he lays down), so the legal mask stays cheap.  The rows of plan 0 after its
-  records are the engine's search scratch (``W_*``), meaningless between calls: the engine asks
-  for lay-downs several times a turn and must not allocate each time.
+* ``plan[B, PLAN_MELDS, PLAN_REC]`` int64 and ``plan_n[B, 2]`` int64 — the lay-down offered to
+  the active player this turn (records of ``melds.search``; ``plan_n[g, 0]`` = number of melds or
+  -1 = no plan, ``plan_n[g, 1]`` = cards placed).  Computed once when the active player enters the
+  play phase (his hand cannot change before he lays down), so the legal mask stays cheap.
+* ``work[B, W_LEN]`` int64 — the engine's search scratch (``W_*`` below): the engine asks for
+  lay-downs several times a turn and must not allocate each time.  It holds nothing a rule reads;
+  only the memo of the last hypothetical search (``W_MEMO_*``), which is checked before use.
 * ``hscore[B, H_MAX, P_MAX]`` int64 and ``hwin[B, H_MAX]`` int64 — penalty scored in each hand
   of the match and the hand's winner (-1 = no winner: turn cap or void cap).
 """
@@ -40,7 +40,6 @@ DECK_MAX = 164       # 3 packs + 8 jokers (largest deck docs/rules.md allows)
 M_MAX = 32           # table melds (Caribbean: at most 6 players x 4 contract melds = 24)
 L_MAX = 24           # slots per meld: runs use positions 0..14; sets <= 3*4 naturals + 8 jokers
 H_MAX = 16           # hands of a match stored in hscore/hwin (Caribbean plays 9)
-K_PLANS = 1          # lay-down plans offered per turn (plan 0 = exact best lay-down)
 PLAN_MELDS = 12      # = melds.search.MAX_MELDS
 PLAN_REC = 8         # = melds.search.REC
 N_TYPES = 53
@@ -108,7 +107,7 @@ MI_T_HI = 8          # cards placed at the high end of this run in the current t
 MI_T_ALL = 9         # cards laid off onto this run in the current turn (V2)
 NMI = 10
 
-# engine scratch in plan[g, 0, PLAN_MELDS:] (flattened): a hand's counts, a hypothetical plan, the
+# engine scratch work[g, :W_LEN]: a hand's counts, a hypothetical plan, the
 # search's result slots and workspace; two table melds and a hand saved while a manipulation is
 # tried (MELD_W = one meld as saved by fit._save_meld); the memo of the last hypothetical search
 # (W_MEMO_*: is W_OUT the plan of the hand in W_HAND, for which laid flag and round, and of how
@@ -124,8 +123,6 @@ W_MEMO_LAID = W_MEMO_OK + 1
 W_MEMO_ROUND = W_MEMO_OK + 2
 W_MEMO_NM = W_MEMO_OK + 3
 W_LEN = W_MEMO_OK + 4
-PLAN_ROWS = PLAN_MELDS + (W_LEN + PLAN_REC - 1) // PLAN_REC
-W_FLAT = (PLAN_ROWS - PLAN_MELDS) * PLAN_REC
 
 MK_SET = 0
 MK_RUN = 1
@@ -158,8 +155,8 @@ A_DENY = 3
 A_DRAW_STOCK = 4
 A_DRAW_DISCARD = 5
 A_END_TURN = 6       # only when no discard and no tack is possible (A15/A54)
-A_LAY = 7                               # + plan index k < K_PLANS
-A_DISCARD = A_LAY + K_PLANS             # + card type t (0..52)
+A_LAY = 7                               # lay down the offered plan
+A_DISCARD = A_LAY + 1                   # + card type t (0..52)
 A_TACK = A_DISCARD + N_TYPES            # + m * 53 + t  (card type t onto table meld m)
 A_MOVE = A_TACK + M_MAX * N_TYPES       # + m * 15 + q  (joker at position q of run m: move it
                                         #   within the run, or retrieve it with joker_swap "retrieve")

@@ -34,7 +34,7 @@ from .layout import (
     E_NO_PLAN, E_NOT_ELIGIBLE, E_NOT_LAID, E_NOT_USABLE, E_OPENING_SHORT, E_SWAP_DISABLED, E_SWAP_END,
     E_SWAP_FROM_TABLE, E_TABLE_FULL, E_TAKEN_DISCARD, E_TERMINAL, E_WRONG_PHASE, E_WRONG_SUIT, G_ACTIVE, G_AFTER_ALLOW,
     G_DISC_N, G_FREED, G_N_MELDS, G_OPEN_DEBT, G_OWED, G_PHASE, G_TAKEN, G_TAKEN_MUST, G_TERMINAL, G_TO_ACT, G_TURN,
-    JOKER, K_PLANS, M_MAX, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MK_RUN, MK_SET, N_ACTIONS, N_TYPES, PH_ALLOW,
+    JOKER, M_MAX, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MK_RUN, MK_SET, N_ACTIONS, N_TYPES, PH_ALLOW,
     PH_CALL, PH_DRAW, PH_PLAY, PH_UPSWAP, PS_LAID,
 )
 from .manipulation import _freed_joker_placeable, _manip_err, _placed_type, _set_swap_slot
@@ -106,16 +106,16 @@ def draw_mode(gs, ps, rv, g, p):
 
 
 @njit(_nrt=False)
-def _discard_usable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t, mode):
+def _discard_usable(gs, ps, hands, minfo, mcards, mas, work, rv, g, p, t, mode):
     """Can seat ``p`` meld the top discard ``t`` this turn as a restricted draw requires?
 
     Engine decision: the card must be placed by the best lay-down of the hand with it (the plan
     the engine then offers), or — for an opened player under "if_used_in_meld_now" or after his
     opening — fit a table meld as a lay-off.  Only then is the draw offered, so the turn can
     always be finished."""
-    if hand_plan_places(hands, ps, rv, gs, plan, g, p, t, -1, t):
+    if hand_plan_places(hands, ps, rv, gs, work, g, p, t, -1, t):
         return True
-    if a43_opening_places(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t, t):
+    if a43_opening_places(gs, ps, hands, minfo, mcards, mas, work, rv, g, p, t, t):
         return True
     if _may_layoff(ps, rv, g, p) and (mode == DISCARD_DRAW_BEFORE_OPENING_IF_USED_IN_MELD_NOW
                                       or ps[g, p, PS_LAID] == 1):
@@ -208,11 +208,12 @@ def check_flow_action(gs, ps, hands, disc_by, rv, g, a):
 
 
 @njit(_nrt=False, specialise_constants=False)   # (agents ask ``check_flow_action`` first, by constant)
-def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                 rv, g, a):
+def check_action(state, rv, g, a):
     """0 if action ``a`` is legal in game ``g``, else the ``E_*`` code saying why not.  Pure but
     for the engine's caches: a check that searches a hand leaves its memo in the search scratch and
     certifies the hand when it has no lay-down (``hand_plan_places``); neither changes an answer."""
+    gs, ps, hands, disc, disc_by, minfo = state.gs, state.ps, state.hands, state.disc, state.disc_by, state.minfo
+    mcards, mas, plan, plan_n, work = state.mcards, state.mas, state.plan, state.plan_n, state.work
     e = check_flow_action(gs, ps, hands, disc_by, rv, g, a)
     if e != NEEDS_TABLE:
         return e
@@ -225,7 +226,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
             return E_WRONG_PHASE
         return 0 if hands[g, gs[g, G_TO_ACT], a - A_UPSWAP] > 0 else E_NO_CARD
     if a == A_DRAW_DISCARD:              # restricted: only if it goes into melds this turn
-        if not _discard_usable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, act,
+        if not _discard_usable(gs, ps, hands, minfo, mcards, mas, work[g], rv, g, act,
                                np.int64(disc[g, gs[g, G_DISC_N] - 1]), draw_mode(gs, ps, rv, g, act)):
             return E_NOT_USABLE
         return 0
@@ -254,9 +255,8 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return 0 if _debt_tack_ok(gs, hands, minfo, mcards, mas, rv, g, p, m, t, low) else E_OPENING_SHORT
     pend = _pending(gs, g)
     if pend >= 0:
-        if a >= A_LAY and a < A_DISCARD:
-            k = a - A_LAY
-            if plan_n[g, k, 0] < 0 or plan_count(plan[g, k], plan_n[g, k, 0], pend) == 0:
+        if a == A_LAY:
+            if plan_n[g, 0] < 0 or plan_count(plan[g], plan_n[g, 0], pend) == 0:
                 return E_MUST_PLACE
         elif _placed_type(gs, minfo, g, a) != pend:
             return E_MUST_PLACE
@@ -264,16 +264,15 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return E_SWAP_FROM_TABLE                         # A45: a swap's natural comes from the hand
     if a == A_END_TURN:                                  # nothing to discard (the flow check)
         return E_CAN_TACK if _has_tack(gs, ps, hands, minfo, mcards, mas, rv, g, p) else 0
-    if a < A_DISCARD:                                    # lay down plan k (discards:
+    if a < A_DISCARD:                                    # lay down the plan (discards:
                                                          # ``check_flow_action``)
-        k = a - A_LAY
         if _done_laying(ps, rv, g, p):
             return E_ALREADY_LAID
-        if plan_n[g, k, 0] < 0:
+        if plan_n[g, 0] < 0:
             return E_NO_PLAN
-        if gs[g, G_N_MELDS] + plan_n[g, k, 0] > M_MAX:
+        if gs[g, G_N_MELDS] + plan_n[g, 0] > M_MAX:
             return E_TABLE_FULL
-        if last_card_needs_discard and plan_n[g, k, 1] >= _hand_count(hands, g, p):
+        if last_card_needs_discard and plan_n[g, 1] >= _hand_count(hands, g, p):
             return E_MUST_DISCARD
         return 0
     if a < A_MOVE or a >= A_TACK_LOW:                    # tack t on m (A_TACK_LOW: a joker, low end)
@@ -282,7 +281,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         e = _tack_err(gs, ps, hands, minfo, mcards, mas, rv, g, p, m, JOKER if low else (a - A_TACK) % N_TYPES)
         return e if e != 0 or not low else _low_joker_err(minfo, mcards, rv, g, m)
     if a >= A_SHIFT:                                     # table manipulation M1-M5
-        return _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a)
+        return _manip_err(gs, ps, hands, minfo, mcards, mas, work[g], rv, g, p, a)
     if a >= A_SETSWAP:                                   # natural of suit s replaces a set joker
         m = (a - A_SETSWAP) // 4
         s = (a - A_SETSWAP) % 4
@@ -307,7 +306,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
                     return E_WRONG_SUIT
         if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
             slot = _set_swap_slot(minfo, mcards, mas, g, m, nat)
-            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m, slot,
+            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, work[g], rv, g, p, m, slot,
                                           nat):
                 return E_NOT_USABLE
         return 0
@@ -333,7 +332,7 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
         return E_NO_CARD
     if rv[R_JOKER_SWAP] == JOKER_SWAP_RETRIEVE:             # (M6): the joker goes to the hand
         if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
-            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m, q,
+            if not _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, work[g], rv, g, p, m, q,
                                           nat):
                 return E_NOT_USABLE
         return 0
@@ -344,13 +343,13 @@ def check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, 
 
 
 @njit
-def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-               rv, g, out):
+def legal_mask(state, rv, g, out):
     """Write the legal actions of game ``g`` into ``out`` (bool[N_ACTIONS]); return their number.
 
     Empty only when the game is terminal.  Only plausible candidates are tested (cards held,
     melds on the table), each with ``check_action``, so mask and step can never disagree.
     """
+    gs, ps, hands, minfo, mcards = state.gs, state.ps, state.hands, state.minfo, state.mcards
     for a in range(N_ACTIONS):
         out[a] = False
     if gs[g, G_TERMINAL] != 0:
@@ -378,8 +377,7 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
         lo_a = 1
         hi_a = 0
     for a in range(lo_a, hi_a + 1):
-        if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                        hwin, rv, g, a) == 0:
+        if check_action(state, rv, g, a) == 0:
             out[a] = True
             cnt += 1
     if ph != PH_PLAY:
@@ -389,9 +387,8 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
     nc = 0
     cands[nc] = A_END_TURN
     nc += 1
-    for k in range(K_PLANS):
-        cands[nc] = A_LAY + k
-        nc += 1
+    cands[nc] = A_LAY
+    nc += 1
     nm = gs[g, G_N_MELDS]
     layoff = _may_layoff(ps, rv, g, p)
     for t in range(N_TYPES):
@@ -443,8 +440,7 @@ def legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pl
                         nc += 1
     for i in range(nc):
         a = cands[i]
-        if check_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                        hwin, rv, g, a) == 0:
+        if check_action(state, rv, g, a) == 0:
             out[a] = True
             cnt += 1
     return cnt

@@ -19,7 +19,6 @@ from kalooki_sim.core.rulevec import (
     R_ACE_HIGH, R_ACE_LOW, R_ALLOW_BOTH_ACES_IN_RUN, R_END_TAKE_MAY_TAKE_JOKER, R_GOING_OUT_REQUIRES_DISCARD,
     R_RUN_MIN_SIZE, R_TABLE_MANIPULATION, R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN,
 )
-from kalooki_sim.core.views import c_view
 from kalooki_sim.melds.positions import pos_type
 
 from .common import _hand_count
@@ -31,7 +30,7 @@ from .layout import (
     E_GROWTH, E_KIND, E_MANIP_CAP, E_NO_CARD, E_NO_FREE_POS, E_NO_MANIP, E_NO_MELD, E_NOT_IN_MELD, E_NOT_LAID,
     E_NOT_USABLE, E_TABLE_FULL, E_TAKE_JOKER, E_WRONG_SUIT, G_MANIPS, G_N_MELDS, JOKER, L_MAX, M_MAX,
     MANIP_MAX_PER_TURN, MELD_W, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ, MI_OWNER, MI_T_ALL, MI_T_HI, MI_T_LO,
-    MK_RUN, MK_SET, N_TYPES, NMI, PLAN_MELDS, PS_LAID, W_FLAT, W_LEN, W_MANIP,
+    MK_RUN, MK_SET, N_TYPES, NMI, PS_LAID, W_LEN, W_MANIP,
 )
 from .plans import hand_plan_places
 
@@ -48,7 +47,7 @@ def _swap_joker_out(hands, minfo, mcards, mas, g, p, m, slot, nat):
 
 
 @njit(_nrt=False)
-def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m, slot, nat):
+def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, work, rv, g, p, m, slot, nat):
     """After the natural ``nat`` replaces the joker at ``slot`` of meld ``m``, could the freed
     joker be placed this turn (lay-off onto a table meld, or in the best new melds)?  Applies the
     swap temporarily and undoes it."""
@@ -62,7 +61,7 @@ def _freed_joker_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, m,
                 ok = True
                 break
     if not ok:
-        ok = hand_plan_places(hands, ps, rv, gs, plan, g, p, -1, -1, JOKER)
+        ok = hand_plan_places(hands, ps, rv, gs, work, g, p, -1, -1, JOKER)
     hands[g, p, JOKER] -= 1
     hands[g, p, nat] += 1
     minfo[g, m, MI_NJ] += 1
@@ -266,7 +265,7 @@ def _manip_apply(gs, hands, minfo, mcards, mas, g, p, a):
 
 
 @njit(_nrt=False)
-def _owed_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, c):
+def _owed_placeable(gs, ps, hands, minfo, mcards, mas, work, rv, g, p, c):
     """Could card ``c`` (just taken into seat ``p``'s hand) be placed now: as a lay-off onto a
     table meld, or in the best new melds of the hand (the plan the engine will offer)?"""
     if rv[R_GOING_OUT_REQUIRES_DISCARD] == 1 and _hand_count(hands, g, p) <= 1:
@@ -274,7 +273,7 @@ def _owed_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, c):
     for m2 in range(gs[g, G_N_MELDS]):
         if _fit_err(minfo, mcards, mas, rv, g, m2, c) == 0:
             return True
-    return hand_plan_places(hands, ps, rv, gs, plan, g, p, -1, -1, c)
+    return hand_plan_places(hands, ps, rv, gs, work, g, p, -1, -1, c)
 
 
 @njit(_nrt=False)
@@ -373,7 +372,7 @@ def _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a):
 
 
 @njit(_nrt=False, specialise_constants=False)   # (``check_action``'s flow-action copies never call it)
-def _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a):
+def _manip_err(gs, ps, hands, minfo, mcards, mas, work, rv, g, p, a):
     """0 if manipulation ``a`` is legal now, else the ``E_*`` code.  Tries the move on the state
     and undoes it: every meld it touches must stay legal, and a taken card must be placeable."""
     e = _manip_shape_err(gs, ps, hands, minfo, mcards, rv, g, p, a)
@@ -391,7 +390,7 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a):
         m = (a - A_SETTAKE) // 4
     nm = gs[g, G_N_MELDS]
     m2 = nm if nm < M_MAX else m                         # the row a split fills
-    buf = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))[W_MANIP:W_LEN]   # engine scratch (W_*)
+    buf = work[W_MANIP:W_LEN]          # engine scratch (W_*)
     _save_meld(minfo, mcards, mas, g, m, buf, 0)
     _save_meld(minfo, mcards, mas, g, m2, buf, MELD_W)
     for t in range(N_TYPES):
@@ -403,7 +402,7 @@ def _manip_err(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, a):
     elif gs[g, G_N_MELDS] > nm and meld_value_of(minfo, mcards, mas, rv, g, nm) < 0:
         err = E_BREAKS_MELD
     elif c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
-        if not _owed_placeable(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, c):
+        if not _owed_placeable(gs, ps, hands, minfo, mcards, mas, work, rv, g, p, c):
             err = E_NOT_USABLE
     gs[g, G_N_MELDS] = nm
     _load_meld(minfo, mcards, mas, g, m2, buf, MELD_W)

@@ -28,6 +28,8 @@ one game's rows), indexed by *real* player: ``sp[SP_*, p]`` (one row per quantit
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from kalooki_sim.core.jit import njit
@@ -51,7 +53,7 @@ __all__ = [
     "SP_MONEY", "SP_PLAYED", "SP_RIPS", "SP_KALOOKIS", "SP_CALLS", "SP_REAL", "SP_SEAT", "SP_MWIN", "NSP",
     "SX_N", "SX_N_IN", "SX_DEALER", "SX_POOL", "SX_HANDS", "SX_WINNER", "SX_OVER", "SX_FINISHED",
     "SX_N_MWIN", "NSX",
-    "new_sheet", "match_winners", "begin_match", "begin_from_position", "end_hand", "next_hand",
+    "Sheet", "new_sheet", "match_winners", "begin_match", "begin_from_position", "end_hand", "next_hand",
 ]
 
 # sp[SP_*, p]: per real player p (SP_REAL is per engine seat: the real player in that seat)
@@ -64,10 +66,19 @@ SX_N, SX_N_IN, SX_DEALER, SX_POOL, SX_HANDS, SX_WINNER, SX_OVER, SX_FINISHED, SX
 NSX = 9
 
 
-def new_sheet(batch: int):
-    """Empty sheets for ``batch`` games: ``(sp, sx, sev)``."""
-    return (np.zeros((batch, NSP, P_MAX), dtype=np.int64), np.zeros((batch, NSX), dtype=np.int64),
-            np.zeros((batch, P_MAX, N_EV), dtype=np.int64))
+class Sheet(NamedTuple):
+    """The score sheets of a batch, as the loop's kernels take them: per player (``sp[B, SP_*,
+    P_MAX]``), per match (``sx[B, SX_*]``) and the last hand's events (``sev[B, P_MAX, EV_*]``)."""
+
+    sp: np.ndarray
+    sx: np.ndarray
+    sev: np.ndarray
+
+
+def new_sheet(batch: int) -> Sheet:
+    """Empty sheets for ``batch`` games."""
+    return Sheet(np.zeros((batch, NSP, P_MAX), dtype=np.int64), np.zeros((batch, NSX), dtype=np.int64),
+                 np.zeros((batch, P_MAX, N_EV), dtype=np.int64))
 
 
 @njit(_nrt=False)
@@ -91,21 +102,19 @@ def _open_sheet(gs, rv, g, sp, sx, wants):
 
 
 @njit(_nrt=False)
-def begin_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                rv, g, sp, sx, n_players, dealer, seed, game_id, first_hand, hand_limit, wants):
+def begin_match(state, rv, g, sp, sx, n_players, dealer, seed, game_id, first_hand, hand_limit, wants):
     """Start game ``game_id`` on row ``g`` and deal its first hand.
 
     ``first_hand < 0``: a whole match of at most ``hand_limit`` hands.  ``first_hand >= 0``: that
     one hand alone (its round is ``first_hand % n_rounds``), as a study of single hands wants.
     ``dealer < 0`` draws the first dealer from the game's own stream.  ``wants``: the per-player
     buy-back flags (elimination matches)."""
+    gs, ps, hscore, hwin = state.gs, state.ps, state.hscore, state.hwin
     if first_hand >= 0:
         reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, 1)
-        deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                  rv, g, first_hand, gs[g, G_DEALER])
+        deal_hand(state, rv, g, first_hand, gs[g, G_DEALER])
     else:
-        start_game(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                   rv, g, n_players, dealer, seed, game_id, hand_limit)
+        start_game(state, rv, g, n_players, dealer, seed, game_id, hand_limit)
     _open_sheet(gs, rv, g, sp, sx, wants)
 
 
@@ -235,10 +244,10 @@ def _close(gs, ps, hscore, hwin, rv, g, sp, sx):
 
 
 @njit(_nrt=False)
-def next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-              g, sp, sx):
+def next_hand(state, rv, g, sp, sx):
     """Deal the match's next hand: the deal passes to the next player still in, who are seated in
     their order; their calls (scope "game") and totals come with them."""
+    gs, ps = state.gs, state.ps
     n = sx[SX_N]
     for i in range(sx[SX_N_IN]):
         sp[SP_CALLS, sp[SP_REAL, i]] = ps[g, i, PS_CALLS]
@@ -270,5 +279,4 @@ def next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, pla
         ps[g, i, PS_CALLS] = sp[SP_CALLS, sp[SP_REAL, i]]
         ps[g, i, PS_TOTAL] = sp[SP_TOTAL, sp[SP_REAL, i]]
     gs[g, G_NP] = n_in
-    deal_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-              g, gs[g, G_HAND_NO] + 1, dseat)
+    deal_hand(state, rv, g, gs[g, G_HAND_NO] + 1, dseat)

@@ -1,4 +1,4 @@
-"""Lay-down plans: the exact best lay-down of the active player's hand, offered as plan 0.
+"""Lay-down plans: the exact best lay-down of the active player's hand, offered as the plan.
 
 The meld search (``melds.search``) is by far the dearest thing the engine does, so this module
 also holds what keeps it off the hot path: ``contract_out_of_reach`` before any search, the
@@ -23,8 +23,8 @@ from kalooki_sim.melds.search import best_lay_down_known, contract_out_of_reach,
 
 from .fit import _layoff_bound
 from .layout import (
-    G_ACTIVE, G_PLAN_DEBT, G_ROUND, JOKER, K_PLANS, N_TYPES, PLAN_MELDS, PLAN_REC, PS_CERT, PS_CERT_HAND, PS_LAID,
-    W_BEST, W_FLAT, W_HAND, W_LEN, W_MEMO_LAID, W_MEMO_NM, W_MEMO_OK, W_MEMO_ROUND, W_OUT, W_WS,
+    G_ACTIVE, G_PLAN_DEBT, G_ROUND, JOKER, N_TYPES, PLAN_MELDS, PLAN_REC, PS_CERT, PS_CERT_HAND, PS_LAID,
+    W_BEST, W_HAND, W_LEN, W_MEMO_LAID, W_MEMO_NM, W_MEMO_OK, W_MEMO_ROUND, W_OUT, W_WS,
 )
 
 # plan record kinds of melds.search
@@ -45,8 +45,8 @@ def _rec_count(rec, i):
 
 
 @njit(_nrt=False)
-def _rec_cards(plan, g, k, i):
-    return _rec_count(plan[g, k], i)
+def _rec_cards(plan, g, i):
+    return _rec_count(plan[g], i)
 
 
 @njit(_nrt=False)
@@ -58,16 +58,15 @@ def _done_laying(ps, rv, g, p):
 
 @njit(_nrt=False)
 def _clear_plans(plan_n, g):
-    for k in range(K_PLANS):
-        plan_n[g, k, 0] = -1
-        plan_n[g, k, 1] = 0
+    plan_n[g, 0] = -1
+    plan_n[g, 1] = 0
 
 
 @njit(_nrt=False, specialise_constants=False)
 def _best_lay_down(hand, rv, round_idx, min_points, out, work, must, in_reach):
     """Best lay-down of the hand counts ``hand`` (int64[53]) into ``out`` ([PLAN_MELDS, PLAN_REC]):
     the rules' opening when ``min_points`` < 0, else new melds worth at least ``min_points`` (1:
-    any melds at all).  ``work``: the game's search scratch, ``plan[g, 0, PLAN_MELDS:]`` flattened
+    any melds at all).  ``work``: the game's search scratch, ``state.work[g]``
     (layout ``W_*``; its hand and plan slots are not touched).  ``must``: a natural every such
     lay-down places every copy of (``_certificate_verdict``), or -1.  ``in_reach``: the caller
     found ``contract_out_of_reach`` false for this hand.
@@ -204,20 +203,20 @@ def _certify_no_plan(ps, rv, g, p, hand, laid):
 
 
 @njit(_nrt=False, specialise_constants=False)
-def hand_plan_places(hands, ps, rv, gs, plan, g, p, t_add, t_rem, want):
+def hand_plan_places(hands, ps, rv, gs, work, g, p, t_add, t_rem, want):
     """Would the best lay-down of seat ``p``'s hand plus ``t_add`` minus ``t_rem`` (-1 = none) place
     a card of type ``want``?  (Offer checks for restricted discard draws and joker swaps: the
     engine computes the same plan from the same hand once the action is taken.)
 
     Public because greedy's table takes (``agents.manipulation``) ask the engine's own answer (and
-    leave it in the memo the engine then reuses) rather than a search of their own."""
+    leave it in the memo the engine then reuses) rather than a search of their own.  ``work``: game
+    ``g``'s search scratch (``state.work[g]``)."""
     if _done_laying(ps, rv, g, p):
         return False
     laid = ps[g, p, PS_LAID] == 1
     if want != JOKER and t_rem < 0 and (t_add == want or t_add < 0):
         if not could_join_new_meld(hands, rv, g, p, want, 0 if t_add == want else 1):
             return False
-    work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
     out = c_view(work[W_OUT:W_BEST], (PLAN_MELDS, PLAN_REC))
     if _memo_holds(hands, g, p, t_add, t_rem, laid, gs[g, G_ROUND], work):
         # the same question again (greedy's table takes ask it after the take's own check did)
@@ -265,7 +264,7 @@ def _memo_holds(hands, g, p, t_add, t_rem, laid, rnd, work):
 
 @njit(_nrt=False)
 def _memo_plan(hands, plan, g, p, laid, rnd, work):
-    """Copy into plan 0 the plan of seat ``p``'s hand if the last hypothetical search
+    """Copy into the offered plan the plan of seat ``p``'s hand if the last hypothetical search
     (``hand_plan_places``) was of this very hand (``_memo_holds``) and return its number of melds
     (-1: none); -2 when there is no such search.  A restricted discard draw is checked with exactly
     the hand the draw then gives, so the engine need not search it twice."""
@@ -274,13 +273,13 @@ def _memo_plan(hands, plan, g, p, laid, rnd, work):
     nm = work[W_MEMO_NM]
     for i in range(nm):
         for k in range(PLAN_REC):
-            plan[g, 0, i, k] = work[W_OUT + i * PLAN_REC + k]
+            plan[g, i, k] = work[W_OUT + i * PLAN_REC + k]
     return nm
 
 
 @njit(_nrt=False)
-def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
-    """Fill the lay-down plans of the active player.
+def compute_plans(gs, ps, hands, plan, plan_n, work, rv, g):
+    """Fill the lay-down plan of the active player (``work``: game ``g``'s search scratch).
 
     Before his lay-down: the exact best opening (contract, or new melds worth at least
     ``opening_min_points``; none if the hand cannot open).  After it: nothing, unless
@@ -295,7 +294,6 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
     gs[g, G_PLAN_DEBT] = 0
     if not laid and contract_out_of_reach(hands[g, p], rv, gs[g, G_ROUND]):
         return          # the search's first test, without its set-up (most draws end here)
-    work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
     hand = work[W_HAND:W_OUT]                           # on a memo hit it holds this hand
     nm = _memo_plan(hands, plan, g, p, laid, gs[g, G_ROUND], work)
     if nm == -2:
@@ -305,7 +303,7 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
         must = _certificate_verdict(ps, rv, g, p, hand, laid)
         if must == CERT_NO_PLAN:
             return
-        nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g, 0], work, must, not laid)
+        nm = _search_plan(hand, laid, rv, gs[g, G_ROUND], plan[g], work, must, not laid)
     if nm >= 0:
         _offer_plan(plan, plan_n, g, nm)
     else:
@@ -314,30 +312,28 @@ def compute_plans(gs, ps, hands, plan, plan_n, rv, g):
 
 @njit(_nrt=False)
 def _offer_plan(plan, plan_n, g, nm):
-    """Plan 0 holds ``nm`` meld records: offer it (its melds and the cards it places)."""
+    """``plan[g]`` holds ``nm`` meld records: offer it (its melds and the cards it places)."""
     placed = 0
     for i in range(nm):
-        placed += _rec_cards(plan, g, 0, i)
-    plan_n[g, 0, 0] = nm
-    plan_n[g, 0, 1] = placed
+        placed += _rec_cards(plan, g, i)
+    plan_n[g, 0] = nm
+    plan_n[g, 1] = placed
 
 
 @njit(_nrt=False, inline="always")     # once a turn: cheaper than a call with nine arrays
-def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, rv, g):
+def _plans_in_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work, rv, g):
     """``compute_plans``, and when the hand cannot open on its own under A43 (lay-offs count
     toward the opening), the opening completed by lay-offs (``_opening_with_layoffs``)."""
-    compute_plans(gs, ps, hands, plan, plan_n, rv, g)
+    compute_plans(gs, ps, hands, plan, plan_n, work, rv, g)
     p = gs[g, G_ACTIVE]
-    if (plan_n[g, 0, 0] < 0 and ps[g, p, PS_LAID] == 0
+    if (plan_n[g, 0] < 0 and ps[g, p, PS_LAID] == 0
             and rv[R_OPENING_COUNTS_LAYOFFS] == OPENING_COUNTS_LAYOFFS_WITH_NEW_MELD
             and rv[R_OPENING_MODE] == OPENING_MODE_POINTS):
-        work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
         work[W_MEMO_OK] = 0
         hand = work[W_HAND:W_OUT]
         for t in range(N_TYPES):
             hand[t] = hands[g, p, t]
-        nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand,
-                                   plan[g, 0], work)
+        nm = _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, plan[g], work)
         if nm >= 0:
             _offer_plan(plan, plan_n, g, nm)
 
@@ -364,15 +360,15 @@ def _opening_with_layoffs(gs, hands, minfo, mcards, mas, rv, g, p, hand, out, wo
 
 
 @njit(_nrt=False)
-def a43_opening_places(gs, ps, hands, minfo, mcards, mas, plan, rv, g, p, t_add, want):
+def a43_opening_places(gs, ps, hands, minfo, mcards, mas, work, rv, g, p, t_add, want):
     """Would the opening completed by lay-offs (A43, ``_opening_with_layoffs``) of seat ``p``'s
     hand plus ``t_add`` place a card of type ``want`` in its new melds?  Asked for a restricted
     discard draw (D9) whose best lay-down without the lay-offs is none: the engine then offers
-    that opening with the card in it.  Leaves the state as it was."""
+    that opening with the card in it.  Leaves the state as it was (``work``, game ``g``'s search
+    scratch, aside)."""
     if (ps[g, p, PS_LAID] == 1 or rv[R_OPENING_COUNTS_LAYOFFS] != OPENING_COUNTS_LAYOFFS_WITH_NEW_MELD
             or rv[R_OPENING_MODE] != OPENING_MODE_POINTS):
         return False
-    work = c_view(plan[g, 0, PLAN_MELDS:], (W_FLAT,))     # search scratch (layout W_*)
     if _memo_holds(hands, g, p, t_add, -1, False, gs[g, G_ROUND], work) and work[W_MEMO_NM] >= 0:
         return False                                    # the hand opens without lay-offs
     work[W_MEMO_OK] = 0

@@ -21,8 +21,7 @@ __all__ = ["random_playout"]
 
 
 @njit
-def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   g, policy_seed, max_steps, check, stats, bias=0.0):
+def random_playout(state, rv, g, policy_seed, max_steps, check, stats, bias=0.0):
     """Play game ``g`` (already dealt) with uniformly random legal actions until its match is over
     (or ``max_steps``), hand after hand through the match flow.
 
@@ -37,6 +36,7 @@ def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
     if it has a 9th slot, table manipulations M1-M5).
     Returns 0, or ``1000 + INV_*`` / ``2000 + E_*`` at the first failure.
     """
+    gs, ps, hands, hscore, hwin = state.gs, state.ps, state.hands, state.hscore, state.hwin
     mask = np.zeros(N_ACTIONS, dtype=np.bool_)
     ids = np.zeros(N_ACTIONS, dtype=np.int64)
     sp = np.zeros((NSP, P_MAX), dtype=np.int64)
@@ -46,8 +46,7 @@ def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
     key = rng_key(policy_seed, gs[g, G_GAME_ID], STREAM_POLICY_BASE)
     c = 0
     for it in range(max_steps):
-        k = legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                       rv, g, mask)
+        k = legal_mask(state, rv, g, mask)
         if k == 0:
             return 0
         j = 0
@@ -68,7 +67,7 @@ def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
                 a = ids[rng_below(key, c + 1, npg)]
             c += 2
         hd = gs[g, G_HANDS_DONE]
-        e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, g, a)
+        e = step(state, rv, g, a)
         if e != 0:
             return 2000 + e
         stats[0] += 1
@@ -88,17 +87,14 @@ def random_playout(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan
         if gs[g, G_HANDS_DONE] > hd and (gs[g, G_LAST_EVENT] == EV_WENT_OUT or gs[g, G_LAST_EVENT] == EV_KALOOKI):
             stats[6] += 1
         if gs[g, G_HANDS_DONE] > hd and end_hand(gs, ps, hands, hscore, hwin, rv, g, sp, sx, sev) == 0:
-            next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                      g, sp, sx)
+            next_hand(state, rv, g, sp, sx)
         if check >= 1:
-            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                 hscore, hwin, rv, g, True, mask)
+            r = check_invariants(state, rv, g, True, mask)
             if r != 0:
                 stats[7] += 1
                 return 1000 + r
         if check >= 2:
-            bad = mask_consistent(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                  hscore, hwin, rv, g, mask)
+            bad = mask_consistent(state, rv, g, mask)
             if bad >= 0:
                 stats[7] += 1
                 return 3000 + bad

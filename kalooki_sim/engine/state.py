@@ -1,8 +1,9 @@
 """The batched engine state: a plain container of numpy arrays (structure of arrays).
 
-Kernels never see this class: ``State.arrays()`` hands them the 13 arrays positionally (in the
-order of ``ARRAY_FIELDS``), which is also what a ``prange`` loop should bind to locals — numba
-can lose writes made through tuple attributes inside ``prange``.
+Kernels never see this class: ``State.arrays()`` hands them its arrays as one ``StateArrays``
+(a named tuple, which numba types field by field and caches like any argument), so a kernel takes
+``state, rv, g, ...`` and binds the fields it reads (``gs, hands = state.gs, state.hands``): two
+arrays cannot be passed in each other's place, and a new field is added here, not at every call.
 
 Named views (``laid_down``, ``calls_used``, ``phase``, ...) are numpy views into the packed
 ``gs``/``ps`` columns, so reading and writing them from Python is cheap and always consistent.
@@ -11,13 +12,33 @@ Named views (``laid_down``, ``calls_used``, ``phase``, ...) are numpy views into
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from . import layout as L
 
 ARRAY_FIELDS = ("gs", "ps", "hands", "stock", "disc", "disc_by", "minfo", "mcards", "mas", "plan",
-                "plan_n", "hscore", "hwin")
+                "plan_n", "hscore", "hwin", "work")
+
+
+class StateArrays(NamedTuple):
+    """The kernels' view of a ``State`` (fields in ``ARRAY_FIELDS`` order)."""
+
+    gs: np.ndarray
+    ps: np.ndarray
+    hands: np.ndarray
+    stock: np.ndarray
+    disc: np.ndarray
+    disc_by: np.ndarray
+    minfo: np.ndarray
+    mcards: np.ndarray
+    mas: np.ndarray
+    plan: np.ndarray
+    plan_n: np.ndarray
+    hscore: np.ndarray
+    hwin: np.ndarray
+    work: np.ndarray
 
 
 @dataclass
@@ -37,6 +58,7 @@ class State:
     plan_n: np.ndarray
     hscore: np.ndarray
     hwin: np.ndarray
+    work: np.ndarray
 
     @classmethod
     def empty(cls, batch: int) -> "State":
@@ -51,15 +73,16 @@ class State:
             minfo=np.zeros((B, L.M_MAX, L.NMI), dtype=np.int64),
             mcards=np.full((B, L.M_MAX, L.L_MAX), -1, dtype=np.int8),
             mas=np.full((B, L.M_MAX, L.L_MAX), -1, dtype=np.int8),
-            plan=np.zeros((B, L.K_PLANS, L.PLAN_ROWS, L.PLAN_REC), dtype=np.int64),
-            plan_n=np.full((B, L.K_PLANS, 2), -1, dtype=np.int64),
+            plan=np.zeros((B, L.PLAN_MELDS, L.PLAN_REC), dtype=np.int64),
+            plan_n=np.full((B, 2), -1, dtype=np.int64),
             hscore=np.zeros((B, L.H_MAX, L.P_MAX), dtype=np.int64),
             hwin=np.full((B, L.H_MAX), -1, dtype=np.int64),
+            work=np.zeros((B, L.W_LEN), dtype=np.int64),
         )
 
-    def arrays(self) -> tuple:
-        """The kernel argument prefix, in ``ARRAY_FIELDS`` order."""
-        return tuple(getattr(self, f) for f in ARRAY_FIELDS)
+    def arrays(self) -> StateArrays:
+        """The kernels' ``state`` argument."""
+        return StateArrays(*(getattr(self, f) for f in ARRAY_FIELDS))
 
     def copy(self) -> "State":
         return State(*(a.copy() for a in self.arrays()))

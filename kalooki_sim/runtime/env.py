@@ -72,7 +72,9 @@ from kalooki_sim.engine.errors import IllegalActionError as _EngineIllegalAction
 from kalooki_sim.engine.layout import N_ACTIONS, P_MAX
 
 from . import loop
-from .env_kernels import MODE_CHOOSE, MODE_RESET, MODE_STEP, NRES, RES_COLUMNS, encode_rows, env_rows
+from .env_kernels import (
+    MODE_CHOOSE, MODE_RESET, MODE_STEP, NRES, RES_COLUMNS, Call, Rows, Scratch, Settings, encode_rows, env_rows,
+)
 
 __all__ = ["KalookiVecEnv", "LEARNER", "OBS_DIM", "OBS_VERSION", "N_ACTIONS", "RES_COLUMNS", "IllegalActionError",
            "encode_rows"]
@@ -220,13 +222,15 @@ class KalookiVecEnv:
     # ---- the kernel
     def _run(self, mode: int) -> None:
         la = self.la
-        run_lanes(env_rows, self.lanes, mode, *la.state.arrays(), self.rv, *la.loop_arrays(), *self._out,
-                  self.tables, self.table_params, self.streams, self.wants, self.seed, self.first_game_id,
-                  self.keep_rows, self.batch, self.episode == "hand", self.hand_limit, self.max_steps, self.check,
-                  self.reward_mode == "match", self.gid, self.wins_seen, self.rewards, self.dones,
-                  self.results, self._obs, self._mask, self.seat, self.legal_ids, self.n_legal, self._work,
-                  self._scratch,
-                  self._err, self._actions, self._choice_ids, self._choice_params)
+        tables = loop.Lineup(self.tables, self.table_params, self.streams, self.wants)
+        settings = Settings(int(self.seed), int(self.first_game_id), self.keep_rows, self.batch,
+                            self.episode == "hand", int(self.hand_limit), int(self.max_steps), self.check,
+                            self.reward_mode == "match")
+        rows = Rows(self.gid, self.wins_seen, self.rewards, self.dones, self.results, self._obs, self._mask,
+                    self.legal_ids, self.n_legal, self.seat)
+        call = Call(self._actions, self._choice_ids, self._choice_params, self._err)
+        run_lanes(env_rows, self.lanes, mode, la.state.arrays(), self.rv, *la.loop_arrays(), self._out, tables,
+                  settings, rows, call, Scratch(self._work, self._scratch))
 
     @property
     def mask(self) -> np.ndarray:

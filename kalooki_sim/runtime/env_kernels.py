@@ -8,9 +8,10 @@ printable ``Game`` must not recompile the engine.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from kalooki_sim.agents.base import EXTERNAL
 from kalooki_sim.agents.observation import encode, encode_view
 from kalooki_sim.core.bits import lowest_bit, word8
 from kalooki_sim.core.jit import njit
@@ -21,9 +22,9 @@ from kalooki_sim.engine.match_flow import (
     SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL, SX_N, SX_N_MWIN,
 )
 
-from .loop import ST_OVER, ST_WAITING, act, advance, agent_action, lane_row, start
+from .loop import ST_OVER, ST_WAITING, Lineup, act, advance, agent_action, lane_row, start
 
-__all__ = ["env_rows", "encode_rows", "RES_COLUMNS", "NRES", "MODE_RESET", "MODE_STEP", "MODE_CHOOSE",
+__all__ = ["env_rows", "encode_rows", "Settings", "Rows", "Call", "Scratch", "RES_COLUMNS", "NRES", "MODE_RESET", "MODE_STEP", "MODE_CHOOSE",
            "ERR_NO_CHOICE", "ERR_LOOP"]
 
 # res[b, RES_*, p]: the last finished episode of row b, per real player
@@ -73,55 +74,103 @@ def _publish_legal(lane_mask, row_mask, ids, n_legal, b):
     n_legal[b] = k
 
 
+class Settings(NamedTuple):
+    """The environment's fixed settings (scalars): the seed and first game id, how many games keep
+    result rows (``n_out``), the stride between a row's games (the batch), single hands or matches,
+    the match's hand limit, a hand's step budget, invariant checks, match rewards."""
+
+    seed: int
+    first_gid: int
+    n_out: int
+    stride: int
+    single_hand: bool
+    hand_limit: int
+    max_steps: int
+    check: bool
+    reward_match: bool
+
+
+class Rows(NamedTuple):
+    """What the environment hands out per row: the game id (``gid``), wins counted so far
+    (``wins_seen``, for hand rewards), rewards (``rew``), episode ends (``done``), the last finished
+    episode's results (``res[b, RES_*, p]``), the observation (``obs``), the legal actions as a mask
+    (``umask``) and a list (``legal_ids``, ``n_legal``), and the real player to act (``seat``)."""
+
+    gid: np.ndarray
+    wins_seen: np.ndarray
+    rew: np.ndarray
+    done: np.ndarray
+    res: np.ndarray
+    obs: np.ndarray
+    umask: np.ndarray
+    legal_ids: np.ndarray
+    n_legal: np.ndarray
+    seat: np.ndarray
+
+
+class Call(NamedTuple):
+    """One call's inputs and outputs per row: ``actions`` (the learner's, or ``MODE_CHOOSE``'s
+    answers), the agent and parameter row ``MODE_CHOOSE`` asks (``choice_ids``, ``choice_params``),
+    and ``err`` (0, or why the row stopped)."""
+
+    actions: np.ndarray
+    choice_ids: np.ndarray
+    choice_params: np.ndarray
+    err: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """A lane's scratch besides the loop's: the encoder's (``work``, int64[L, WORK_LEN]) and a mask
+    for ``MODE_CHOOSE``'s agent (``mask``, bool[L, N_ACTIONS])."""
+
+    work: np.ndarray
+    mask: np.ndarray
+
+
 @njit(_nrt=False)
-def _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-           sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-           gid, first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen):
-    """Deal game ``gid`` on row ``b`` with its table's seating (game ``gid`` sits at table
-    ``gid % T``).  Its result rows go to output row ``gid - first_gid`` when that is below
-    ``n_out`` (tests compare them with ``simulate``)."""
-    t = gid % tab_seats.shape[0]
-    fh = gid % rv[R_N_ROUNDS] if single_hand else -1
-    o = gid - first_gid
-    if o < 0 or o >= n_out:
+def _begin(state, rv, b, sheet, seating, ctx, tables, settings, wins_seen, gid):
+    """Deal game ``gid`` on row ``b`` with its table's lineup (game ``gid`` sits at table
+    ``gid % T`` of ``tables``).  Its result rows go to output row ``gid - first_gid`` when that is
+    below ``n_out`` (tests compare them with ``simulate``)."""
+    t = gid % tables.seats.shape[0]
+    fh = gid % rv[R_N_ROUNDS] if settings.single_hand else -1
+    o = gid - settings.first_gid
+    if o < 0 or o >= settings.n_out:
         o = -1
-    start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-          sp, sx, seats, params, keys, ctrs, ctx, known, tab_seats[t], tab_params[t], streams[t], wants, -1,
-          seed, gid, fh, hand_limit, max_steps, o, check, False)
+    lineup = Lineup(tables.seats[t], tables.params[t], tables.streams[t], tables.wants)
+    start(state, rv, b, sheet, seating, ctx, lineup, -1, settings.seed, gid, fh, settings.hand_limit,
+          settings.max_steps, o, settings.check, False)
     for p in range(P_MAX):
         wins_seen[b, p] = 0
 
 
 @njit(_nrt=False)
-def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-         sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
-         tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
-         work):
+def _run(state, rv, b, sheet, seating, ctx, lane, out, tables, settings, rows, work):
     """Play row ``b`` on to its next learner decision (the compiled seats inside ``loop.advance``,
     new games dealt as episodes end), adding up rewards and keeping the finished episode's results;
     encode the decision.  Returns 0 or an error."""
+    gs = state.gs
+    sp, sx = sheet.sp, sheet.sx
+    gid, wins_seen, rew, done, res = rows.gid, rows.wins_seen, rows.rew, rows.done, rows.res
     while True:
-        st = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                     b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
+        st = advance(state, rv, b, sheet, seating, ctx, lane, out)
         n = sx[b, SX_N]
-        if not reward_match:
+        if not settings.reward_match:
             for p in range(n):
                 w = sp[b, SP_RIPS, p] + sp[b, SP_KALOOKIS, p]
                 rew[b, p] += w - wins_seen[b, p]
                 wins_seen[b, p] = w
         if st == ST_WAITING:
-            lane_mask = lane_row(mask, b)
-            encode(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, sp, sx, ctx, lane_mask, work,
-                   obs[b])
-            seat_out[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
-            _publish_legal(lane_mask, umask[b], legal_ids[b], n_legal, b)
+            lane_mask = lane_row(lane.mask, b)
+            encode(state, rv, b, sheet, ctx, lane_mask, work, rows.obs[b])
+            rows.seat[b] = sp[b, SP_REAL, gs[b, G_TO_ACT]]
+            _publish_legal(lane_mask, rows.umask[b], rows.legal_ids[b], rows.n_legal, b)
             return 0
         elif st == ST_OVER:
             nw = sx[b, SX_N_MWIN]
             for p in range(n):
                 share = 1.0 / nw if (sp[b, SP_MWIN, p] != 0 and nw > 0) else 0.0
-                if reward_match:
+                if settings.reward_match:
                     rew[b, p] += share
                 res[b, RES_GAME, p] = gid[b]
                 res[b, RES_WON, p] = sp[b, SP_RIPS, p] + sp[b, SP_KALOOKIS, p]
@@ -130,100 +179,84 @@ def _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
                 res[b, RES_MONEY, p] = sp[b, SP_MONEY, p]
                 res[b, RES_PLAYED, p] = sp[b, SP_PLAYED, p]
             done[b] = True
-            gid[b] += stride
-            _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-                   gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
+            gid[b] += settings.stride
+            _begin(state, rv, b, sheet, seating, ctx, tables, settings, wins_seen, gid[b])
         else:
             return ERR_LOOP + ctx[b, CX_ERR]
 
 
 @njit(_nrt=False)
-def _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-         sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
-         tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-         max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
-         work, scratch, err, actions, choice_ids, choice_params, b):
+def _row(mode, state, rv, b, sheet, seating, ctx, lane, out, tables, settings, rows, call, work, scratch):
     """``env_rows``' work on row ``b``, with its lane's scratch rows ``work`` and ``scratch``."""
+    gs = state.gs
+    seats, params = seating.seats, seating.params
     if mode == MODE_CHOOSE:
         seat = gs[b, G_TO_ACT]
         if seat < 0:
-            actions[b] = -1
+            call.actions[b] = -1
             return
-        p = sp[b, SP_REAL, seat]
+        p = sheet.sp[b, SP_REAL, seat]
         saved = seats[b, p]
-        seats[b, p] = choice_ids[b]
+        seats[b, p] = call.choice_ids[b]
+        choice_params = call.choice_params
         for j in range(params.shape[2]):         # swap the row in (choice_params: [B, k])
             x = params[b, p, j]
             params[b, p, j] = choice_params[b, j]
             choice_params[b, j] = x
-        a = agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                         rv, b, sp, seats, params, keys, ctrs, known, scratch)
+        a = agent_action(state, rv, b, sheet, seating, lane.known, scratch)
         for j in range(params.shape[2]):         # and back
             x = params[b, p, j]
             params[b, p, j] = choice_params[b, j]
             choice_params[b, j] = x
         seats[b, p] = saved
-        actions[b] = a
+        call.actions[b] = a
         return
     for p in range(P_MAX):
-        rew[b, p] = 0.0
-    done[b] = False
+        rows.rew[b, p] = 0.0
+    rows.done[b] = False
     if mode == MODE_RESET:
-        _begin(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-               sp, sx, seats, params, keys, ctrs, ctx, known, b, tab_seats, tab_params, streams, wants, seed,
-               gid[b], first_gid, n_out, single_hand, hand_limit, max_steps, check, wins_seen)
+        _begin(state, rv, b, sheet, seating, ctx, tables, settings, rows.wins_seen, rows.gid[b])
     else:
-        e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-                sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, actions[b])
+        e = act(state, rv, b, sheet, seating, ctx, lane, out, call.actions[b])
         if e != 0:
-            err[b] = e
+            call.err[b] = e
             return
-    err[b] = _run(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                  sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, b,
-                  tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand,
-                  hand_limit, max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask,
-                  seat_out, legal_ids, n_legal, work)
+    call.err[b] = _run(state, rv, b, sheet, seating, ctx, lane, out, tables, settings, rows, work)
 
 
 @njit
-def env_rows(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-              sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
-              tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-              max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
-              work, scratch, err, actions, choice_ids, choice_params, k_from, k_to):
+def env_rows(mode, state, rv, sheet, seating, ctx, lane, out, tables, settings, rows, call, scratch, k_from, k_to):
     """The environment's one kernel, over the lanes ``k_from .. k_to - 1`` (``lanes.run_lanes``
     splits them over threads): lane ``l`` plays rows ``l, l + L, l + 2L, ...`` (``L`` lanes: the
-    rows of ``known``, ``mask``, ``work`` and ``scratch``, the per-decision scratch its rows share
-    one after another; ``umask``, ``legal_ids`` and ``n_legal`` are the rows' own legal actions).
-    Each row owns its game state, so the split changes nothing:
+    rows of ``lane`` and ``scratch``, the per-decision scratch its rows share one after another;
+    ``rows.umask``, ``rows.legal_ids`` and ``rows.n_legal`` are the rows' own legal actions).
+    ``tables``: the lineups (a ``loop.Lineup`` with a table axis; game ``gid`` sits at table
+    ``gid % T``); ``settings``: ``Settings``; ``rows``: ``Rows``; ``call``: ``Call``.  Each row
+    owns its game state, so the split changes nothing:
 
-    * ``MODE_RESET``: deal row ``b``'s game ``gid[b]`` and play to its first learner decision;
-    * ``MODE_STEP``: apply the pending learner decision ``actions[b]`` and play to the next one;
-    * ``MODE_CHOOSE``: ``actions[b]`` = what compiled agent ``choice_ids[b]`` (parameter row
-      ``choice_params[b]``) plays at the pending decision, by ``loop.agent_action`` on the deciding
-      seat's own random stream, exactly as the loop would if that agent sat there.
+    * ``MODE_RESET``: deal row ``b``'s game ``rows.gid[b]`` and play to its first learner decision;
+    * ``MODE_STEP``: apply the pending learner decision ``call.actions[b]`` and play to the next one;
+    * ``MODE_CHOOSE``: ``call.actions[b]`` = what compiled agent ``call.choice_ids[b]`` (parameter
+      row ``call.choice_params[b]``) plays at the pending decision, by ``loop.agent_action`` on the
+      deciding seat's own random stream, exactly as the loop would if that agent sat there.
 
     One kernel for the three, not three: each kernel that reaches the engine costs a cold compile
     a full link and code generation of the loop."""
-    n_rows = gs.shape[0]
-    n_lanes = known.shape[0]
-    for lane in range(k_from, k_to):
-        ln = np.uint64(lane)
-        for k in range(lane, n_rows, n_lanes):
-            _row(mode, gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                 sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin,
-                 tab_seats, tab_params, streams, wants, seed, first_gid, n_out, stride, single_hand, hand_limit,
-                 max_steps, check, reward_match, gid, wins_seen, rew, done, res, obs, umask, seat_out, legal_ids, n_legal,
-                 work[ln], scratch[ln], err, actions, choice_ids, choice_params, np.uint64(k))
+    n_rows = state.gs.shape[0]
+    n_lanes = lane.known.shape[0]
+    for ln in range(k_from, k_to):
+        lane_ = np.uint64(ln)
+        for k in range(ln, n_rows, n_lanes):
+            _row(mode, state, rv, np.uint64(k), sheet, seating, ctx, lane, out, tables, settings, rows, call,
+                 scratch.work[lane_], scratch.mask[lane_])
 
 
 @njit(_nrt=False)
-def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, sp, sx, ctx, mask, seats, work,
-                obs):
+def encode_rows(state, rv, sheet, ctx, mask, seats, work, obs):
     """The view of engine seat ``seats[b]`` of every row (-1: the seat to act, ``mask[b]`` its
     legal actions; another negative: nobody, zeros) into ``obs[b]`` (tests re-encode positions
     they changed; the AEC wrapper observes any agent).  ``work``: scratch, int64[B, observation.WORK_LEN]."""
+    gs = state.gs
     for k in range(gs.shape[0]):
         b = np.uint64(k)
         s = seats[b]
@@ -231,5 +264,4 @@ def encode_rows(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, 
         if s == -1:
             s = gs[b, G_TO_ACT]
             lay_ok = mask[b, A_LAY]
-        encode_view(gs, ps, hands, disc, disc_by, minfo, mcards, mas, plan, plan_n, rv, b, s, sp, sx, ctx, lay_ok,
-                    work[b], obs[b])
+        encode_view(state, rv, b, s, sheet, ctx, lay_ok, work[b], obs[b])

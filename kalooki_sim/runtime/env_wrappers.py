@@ -187,8 +187,7 @@ class KalookiAECEnv(AECEnv):
             self._viewer[0] = la.sp[0, SP_SEAT, p] if not self._over else -2
             if self._viewer[0] == -1:
                 self._viewer[0] = -2                # out of the match: nothing to see
-            encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n,
-                        self.vec.rv, la.sp, la.sx, la.ctx, self.vec.mask, self._viewer, self._work, self._view)
+            encode_rows(st.arrays(), self.vec.rv, la.sheet, la.ctx, self.vec.mask, self._viewer, self._work, self._view)
             obs = self._view[0].copy()
         return {"observation": obs, "action_mask": mask}
 

@@ -78,10 +78,10 @@ class Game:
             if n_hands is None:
                 n_hands = self.rules.n_hands or 1
             la = self._loop
-            loop.start(*self.state.arrays(), self.rv, 0, la.sp, la.sx, la.seats, la.params, la.keys, la.ctrs,
-                       la.ctx, la.known, seats[0], pm[0], np.arange(n_players, dtype=np.int64), self._wants, -1 if dealer is None else int(dealer), int(seed), int(game_id),
-                       -1 if first_hand is None else int(first_hand), int(n_hands), self._max_steps, -1,
-                       False, True)
+            lineup = loop.Lineup(seats[0], pm[0], np.arange(n_players, dtype=np.int64), self._wants)
+            loop.start(self.state.arrays(), self.rv, 0, la.sheet, la.seating, la.ctx, lineup,
+                       -1 if dealer is None else int(dealer), int(seed), int(game_id),
+                       -1 if first_hand is None else int(first_hand), int(n_hands), self._max_steps, -1, False, True)
             self._advance()
 
     @classmethod
@@ -100,7 +100,7 @@ class Game:
         return self._loop.state
 
     def _advance(self) -> None:
-        loop.advance(*self.state.arrays(), self.rv, 0, *self._loop.loop_arrays(), *self._out)
+        loop.advance(self.state.arrays(), self.rv, 0, *self._loop.loop_arrays(), self._out)
 
     def _attach(self) -> None:
         """A position built by hand becomes the start of a loop (a one-hand match by default)."""
@@ -252,9 +252,8 @@ class Game:
         construction); -1 for a seat without one.  Draws on that seat's random stream, as the
         closed loop does, so apply the answer to play the closed loop's game."""
         scratch = np.zeros(L.N_ACTIONS, dtype=np.bool_)
-        return int(loop.agent_action(*self.state.arrays(), self.rv, 0, self._loop.sp, self._loop.seats,
-                                     self._loop.params, self._loop.keys, self._loop.ctrs, self._loop.known,
-                                     scratch))
+        return int(loop.agent_action(self.state.arrays(), self.rv, 0, self._loop.sheet, self._loop.seating,
+                                     self._loop.known, scratch))
 
     def with_agent(self, player: int, agent, params=None) -> "Game":
         """A copy of the game in which real player ``player`` (0-based) is played by the compiled
@@ -325,7 +324,7 @@ class Game:
         for something that is not an action (module docstring; ids ``0..N_ACTIONS-1``)."""
         a = self._action_of(action)
         with _scratch_kept(self.state):
-            return int(core.check_action(*self.state.arrays(), self.rv, 0, a))
+            return int(core.check_action(self.state.arrays(), self.rv, 0, a))
 
     def apply(self, action) -> "Game":
         """Apply an action id or text.  ``IllegalActionError`` (state unchanged) if illegal."""
@@ -335,7 +334,7 @@ class Game:
         who = self.to_act
         if self.terminal:
             raise IllegalActionError(action, L.E_TERMINAL, text=shown or text)
-        err = int(loop.act(*self.state.arrays(), self.rv, 0, *self._loop.loop_arrays(), *self._out, a))
+        err = int(loop.act(self.state.arrays(), self.rv, 0, *self._loop.loop_arrays(), self._out, a))
         if err:
             if err >= 2000:
                 raise IllegalActionError(action, err - 2000, text=shown or text)
@@ -351,14 +350,14 @@ class Game:
 
     def invariants(self, full_deck: bool = True) -> int:
         """0 or the first failing ``core.INV_*`` code."""
-        return int(core.check_invariants(*self.state.arrays(), self.rv, 0, full_deck,
+        return int(core.check_invariants(self.state.arrays(), self.rv, 0, full_deck,
                                          np.zeros(L.N_ACTIONS, dtype=np.bool_)))
 
     def copy(self) -> "Game":
         other = Game.__new__(Game)
         other.__dict__.update(self.__dict__)
         other._loop = self._loop.copy()
-        other._out = loop.LoopArrays.outputs(0, 1, self._out[0].shape[3])
+        other._out = loop.LoopArrays.outputs(0, 1, self._out.rows.shape[3])
         other.history = list(self.history)
         return other
 

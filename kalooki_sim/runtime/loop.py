@@ -18,17 +18,19 @@ Per game row ``b`` the loop reads its seating: ``seats[b, p]`` the agent id of r
 (``EXTERNAL`` = -1: decided outside) and ``params[b, p]`` its parameter row.  One batch can hold a
 different seating in every game (every rotation of a lineup on the same deals).  Each seat's policy
 randomness is stream ``STREAM_POLICY_BASE + stream`` of (seed, game id), ``stream`` given per game
-and real player (``start``'s ``game_streams``: the seat number unless a driver says otherwise; a
+and real player (``start``'s ``lineup.streams``: the seat number unless a driver says otherwise; a
 tournament gives each entrant its own), so a game is a pure function of (rules, seating,
 parameters, streams, seed, game id).
 
-Arrays of a loop (``LoopArrays`` builds them): the engine state (13 arrays), the sheet
-(``sp, sx, sev``), ``seats, params``, ``keys`` (uint64[B, P_MAX]) and ``ctrs`` (int64[B, P_MAX]) of
-the policy streams, ``known`` (the compiled seats' decision scratch: greedy's legality cache and
-the like, int64[L, KNOWN_LEN]), ``mask`` (bool[L, N_ACTIONS]), ``ctx`` (int64[B, NCX]: ``CX_*``),
-and the outputs ``rows`` (int64[NR, O, H, n]: one plane per ``R_*`` column, written per hand and
-real player), ``mrows`` (int64[NM, O, n]: per match and player) and ``mwin`` (float64[O, n]: match
-win shares), where ``O`` is the output row ``ctx[b, CX_OUT]`` of the game (-1: no output).
+The kernels take a few named bundles (named tuples: numba types them field by field, so two of
+them cannot be passed in each other's place), built by ``LoopArrays``: ``state`` (the engine's
+``StateArrays``) and ``rv``; ``sheet`` (``match_flow.Sheet``: ``sp, sx, sev``); ``seating``
+(``Seating``: ``seats``, ``params`` and the policy streams ``keys``, ``ctrs``); ``ctx`` (int64[B,
+NCX]: ``CX_*``); ``lane`` (``Lane``: ``known``, the compiled seats' decision scratch, int64[L,
+KNOWN_LEN], and ``mask``, bool[L, N_ACTIONS]); and ``out`` (``Outputs``: ``rows``, int64[NR, O, H,
+n], one plane per ``R_*`` column, written per hand and real player; ``mrows``, int64[NM, O, n], per
+match and player; ``mwin``, float64[O, n], match win shares), where ``O`` is the output row
+``ctx[b, CX_OUT]`` of the game (-1: no output).
 
 ``known`` holds nothing from one decision to the next (every decision starts by forgetting it),
 and ``mask`` only until the caller has read an external seat's legal actions, so neither needs a
@@ -40,6 +42,8 @@ at every step.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,8 +66,8 @@ from kalooki_sim.engine.layout import (
 from kalooki_sim.engine.match import EV_PAYMENT, EV_PENALTY, EV_STATUS, penalty_multiplier
 from kalooki_sim.engine.match_flow import (
     SP_ACTIVE, SP_BB, SP_CARDS, SP_JOKERS, SP_KALOOKIS, SP_MONEY, SP_MWIN, SP_PLAYED, SP_REAL, SP_RIPS, SP_TOTAL,
-    SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN, SX_N_MWIN, SX_POOL, begin_match, end_hand,
-    new_sheet, next_hand,
+    SP_UNITS, SP_VALUE, SX_DEALER, SX_FINISHED, SX_HANDS, SX_N, SX_N_IN, SX_N_MWIN, SX_POOL, Sheet, begin_match,
+    end_hand, new_sheet, next_hand,
 )
 from kalooki_sim.engine.state import State
 
@@ -72,7 +76,7 @@ __all__ = [
     "ERR_MAX_STEPS", "ERR_ILLEGAL", "ERR_BAD_ACTION",
     "ROW_COLUMNS", "MATCH_PLANES", "NR", "NM",
     "start", "attach", "advance", "act", "agent_action", "closed_loop", "advance_rows", "act_rows", "LoopArrays",
-    "lane_row",
+    "lane_row", "Seating", "Lane", "Outputs", "Lineup", "Sheet",
 ]
 
 
@@ -106,6 +110,46 @@ MATCH_PLANES = ("total", "units", "money", "buy_backs", "active", "hands_played"
 NM = 12
 
 
+class Seating(NamedTuple):
+    """Who plays each real player of each row: ``seats[B, P_MAX]`` agent ids (``EXTERNAL``: decided
+    outside), ``params[B, P_MAX, k]`` their parameter rows, and their policy streams (``keys``
+    uint64[B, P_MAX], ``ctrs`` int64[B, P_MAX])."""
+
+    seats: np.ndarray
+    params: np.ndarray
+    keys: np.ndarray
+    ctrs: np.ndarray
+
+
+class Lane(NamedTuple):
+    """A decision's scratch, shared by the rows of a lane (``lane_row``): ``known`` int64[L,
+    KNOWN_LEN] (the compiled seats' memory: greedy's legality cache and the like) and ``mask``
+    bool[L, N_ACTIONS] (the legal actions of an external seat's pending decision)."""
+
+    known: np.ndarray
+    mask: np.ndarray
+
+
+class Outputs(NamedTuple):
+    """Result planes: ``rows[R_*, o, hand, player]``, ``mrows[M_*, o, player]`` and the match win
+    shares ``mwin[o, player]`` of output row ``o``."""
+
+    rows: np.ndarray
+    mrows: np.ndarray
+    mwin: np.ndarray
+
+
+class Lineup(NamedTuple):
+    """The lineup of one game (``start``): per real player its agent id (``seats``), parameter row
+    (``params[n, k]``), policy stream number (``streams``) and buy-back wish (``wants``).  The
+    closed loop takes one for all its games: the first three with a game axis first."""
+
+    seats: np.ndarray
+    params: np.ndarray
+    streams: np.ndarray
+    wants: np.ndarray
+
+
 class LoopArrays:
     """The arrays of a loop over ``batch`` game rows (the module docstring lists them).
 
@@ -132,9 +176,21 @@ class LoopArrays:
         self.known = np.zeros((L, KNOWN_LEN), dtype=np.int64)
         self.mask = np.zeros((L, N_ACTIONS), dtype=np.bool_)
 
+    @property
+    def sheet(self) -> Sheet:
+        return Sheet(self.sp, self.sx, self.sev)
+
+    @property
+    def seating(self) -> Seating:
+        return Seating(self.seats, self.params, self.keys, self.ctrs)
+
+    @property
+    def lane(self) -> Lane:
+        return Lane(self.known, self.mask)
+
     def loop_arrays(self) -> tuple:
-        return (self.sp, self.sx, self.sev, self.seats, self.params, self.keys, self.ctrs, self.ctx,
-                self.known, self.mask)
+        """``(sheet, seating, ctx, lane)``: the arguments of ``advance`` and ``act`` after ``b``."""
+        return (self.sheet, self.seating, self.ctx, self.lane)
 
     def copy(self) -> "LoopArrays":
         other = LoopArrays.__new__(LoopArrays)
@@ -142,11 +198,11 @@ class LoopArrays:
         return other
 
     @staticmethod
-    def outputs(n_out: int, hands: int, n_players: int) -> tuple:
-        """``(rows, mrows, mwin)`` for ``n_out`` games (``n_out = 0``: none are kept)."""
-        return (np.zeros((NR, n_out, hands, n_players), dtype=np.int64),
-                np.zeros((NM, n_out, n_players), dtype=np.int64),
-                np.zeros((n_out, n_players), dtype=np.float64))
+    def outputs(n_out: int, hands: int, n_players: int) -> "Outputs":
+        """The outputs of ``n_out`` games (``n_out = 0``: none are kept)."""
+        return Outputs(np.zeros((NR, n_out, hands, n_players), dtype=np.int64),
+                       np.zeros((NM, n_out, n_players), dtype=np.int64),
+                       np.zeros((n_out, n_players), dtype=np.float64))
 
 
 @njit(_nrt=False, inline="always")
@@ -197,30 +253,27 @@ def _note_take(ctx, b, took):
 
 
 @njit(_nrt=False)
-def start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-          sp, sx, seats, params, keys, ctrs, ctx, known, game_seats, game_params, game_streams, wants, dealer,
-          seed,
-          game_id, first_hand, hand_limit, max_steps, out_row, check, pause):
-    """Start game ``game_id`` on row ``b`` with the seating ``game_seats``/``game_params`` (one row
-    per real player) and deal its first hand (``match_flow.begin_match``: ``first_hand >= 0`` for
+def start(state, rv, b, sheet, seating, ctx, lineup, dealer, seed, game_id, first_hand, hand_limit, max_steps,
+          out_row, check, pause):
+    """Start game ``game_id`` on row ``b`` with the ``lineup`` (one entry per real player) and deal its first hand (``match_flow.begin_match``: ``first_hand >= 0`` for
     that single hand, else a match of at most ``hand_limit`` hands; ``dealer < 0``: drawn).
     ``max_steps``: the step budget of one hand; ``out_row``: where its results go (-1: nowhere);
     ``pause``: stop before every decision, the compiled seats' too (``agent_action``).
-    ``game_streams[p]``: the policy random stream of real player ``p`` (``STREAM_POLICY_BASE`` +
+    ``lineup.streams[p]``: the policy random stream of real player ``p`` (``STREAM_POLICY_BASE`` +
     it; the seat number by default, an entrant's own number in a tournament)."""
-    n = game_seats.shape[0]
-    begin_match(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                b, sp[b], sx[b], n, dealer, seed, game_id, first_hand, hand_limit, wants)
+    seats, params, keys, ctrs = seating
+    n = lineup.seats.shape[0]
+    begin_match(state, rv, b, sheet.sp[b], sheet.sx[b], n, dealer, seed, game_id, first_hand, hand_limit, lineup.wants)
     for p in range(P_MAX):
         keys[b, p] = 0
         ctrs[b, p] = 0
         seats[b, p] = EXTERNAL
         if p < n:
-            keys[b, p] = rng_key(seed, game_id, STREAM_POLICY_BASE + game_streams[p])
-            seats[b, p] = game_seats[p]
+            keys[b, p] = rng_key(seed, game_id, STREAM_POLICY_BASE + lineup.streams[p])
+            seats[b, p] = lineup.seats[p]
             for j in range(params.shape[2]):
-                params[b, p, j] = game_params[p, j] if j < game_params.shape[1] else 0.0
-    attach(gs, b, ctx, game_id, seed, max_steps, out_row, check, pause)
+                params[b, p, j] = lineup.params[p, j] if j < lineup.params.shape[1] else 0.0
+    attach(state.gs, b, ctx, game_id, seed, max_steps, out_row, check, pause)
 
 
 @njit(_nrt=False)
@@ -313,27 +366,27 @@ def _write_match(sp, sx, b, seats, ctx, mrows, mwin):
 
 
 @njit(_nrt=False)
-def _hand_over(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-               sp, sx, sev, seats, ctx, rows, mrows, mwin, turn):
+def _hand_over(state, rv, b, sheet, seats, ctx, out, turn):
     """The engine ended a hand (its last action at turn ``turn``): the sheet settles it, its rows
     are written, and the next hand is dealt or the match closed."""
+    gs, ps, hands, hscore, hwin = state.gs, state.ps, state.hands, state.hscore, state.hwin
+    sp, sx, sev = sheet
     over = end_hand(gs, ps, hands, hscore, hwin, rv, b, sp[b], sx[b], sev[b])
-    _write_hand(gs, rv, b, sp, sx, sev, seats, ctx, rows, turn)
+    _write_hand(gs, rv, b, sp, sx, sev, seats, ctx, out.rows, turn)
     _clear_tallies(ctx, b)
     ctx[b, CX_STEPS] = 0
     if over == 1:
-        _write_match(sp, sx, b, seats, ctx, mrows, mwin)
+        _write_match(sp, sx, b, seats, ctx, out.mrows, out.mwin)
         ctx[b, CX_STATUS] = ST_OVER
     else:
-        next_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                  b, sp[b], sx[b])
+        next_hand(state, rv, b, sp[b], sx[b])
 
 
 @njit(_nrt=False, inline="always")      # once per step: a call would pass some 25 arrays
-def _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                  rv, b, sp, sx, sev, seats, ctx, rows, mrows, mwin, seat, a, turn, caller, hd):
+def _after_action(state, rv, b, sheet, seats, ctx, out, seat, a, turn, caller, hd):
     """Bookkeeping after ``seat``'s action ``a`` (taken at turn ``turn``): the hand's tallies, and
     ``_hand_over`` when the engine ended the hand."""
+    gs = state.gs
     if a >= A_LAY and a < A_DISCARD:
         ctx[b, CX_LAID + seat] = turn
     elif a == A_ALLOW:
@@ -344,8 +397,7 @@ def _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
             ctx[b, CX_CALLS + caller] += 1
     ctx[b, CX_STEPS] += 1
     if gs[b, G_HANDS_DONE] > hd:
-        _hand_over(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                   b, sp, sx, sev, seats, ctx, rows, mrows, mwin, turn)
+        _hand_over(state, rv, b, sheet, seats, ctx, out, turn)
     elif gs[b, G_LAST_EVENT] == EV_VOID:
         # the deal was voided and is replayed: lay-downs and calls of the void deal do not count
         _clear_tallies(ctx, b)
@@ -359,16 +411,19 @@ def _fail(ctx, b, err):
 
 
 @njit(_nrt=False)
-def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-            sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin):
-    """Play row ``b`` until an external decision is due (``ST_WAITING``, ``mask[b % L]`` filled), the
-    match is over (``ST_OVER``) or an error stops it (``ST_FAILED``); returns the status."""
+def advance(state, rv, b, sheet, seating, ctx, lane, out):
+    """Play row ``b`` until an external decision is due (``ST_WAITING``, ``lane.mask[b % L]``
+    filled), the match is over (``ST_OVER``) or an error stops it (``ST_FAILED``); returns the
+    status."""
+    gs, disc = state.gs, state.disc
+    sp = sheet.sp
+    seats, params, keys, ctrs = seating
     st = ctx[b, CX_STATUS]
     if st != ST_PLAYING:
         return st
     check = ctx[b, CX_CHECK] == 1
-    lane_known = lane_row(known, b)
-    lane_mask = lane_row(mask, b)
+    lane_known = lane_row(lane.known, b)
+    lane_mask = lane_row(lane.mask, b)
     while True:
         if ctx[b, CX_STEPS] >= ctx[b, CX_MAX_STEPS]:
             return _fail(ctx, b, ERR_MAX_STEPS)
@@ -376,13 +431,10 @@ def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_
         p = sp[b, SP_REAL, seat]
         agent = seats[b, p]
         if agent == EXTERNAL or ctx[b, CX_PAUSE] == 1:
-            legal_mask(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                       rv, b, lane_mask)
+            legal_mask(state, rv, b, lane_mask)
             ctx[b, CX_STATUS] = ST_WAITING
             return ST_WAITING
-        a = seat_action(agent, params[b, p], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                        plan_n, hscore, hwin, rv, b, seat, lane_known, lane_mask, keys[b, p],
-                        ctrs[b, p:p + 1])
+        a = seat_action(agent, params[b, p], state, rv, b, seat, lane_known, lane_mask, keys[b, p], ctrs[b, p:p + 1])
         if a < 0 or a >= N_ACTIONS:
             return _fail(ctx, b, ERR_ILLEGAL)
         turn = gs[b, G_TURN]
@@ -390,31 +442,27 @@ def advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_
         hd = gs[b, G_HANDS_DONE]
         took = _pile_take(gs, disc, b, a)
         if check:
-            e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                     rv, b, a)
+            e = step(state, rv, b, a)
             if e != 0:
                 return _fail(ctx, b, 2000 + e)
-            r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                                 hscore, hwin, rv, b, True, lane_mask)
+            r = check_invariants(state, rv, b, True, lane_mask)
             if r != 0:
                 return _fail(ctx, b, 1000 + r)
         else:
-            apply_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                         hwin, rv, b, a)
+            apply_action(state, rv, b, a)
         ctx[b, CX_LAST] = a
         _note_take(ctx, b, took)
-        _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                      rv, b, sp, sx, sev, seats, ctx, rows, mrows, mwin, seat, a, turn, caller, hd)
+        _after_action(state, rv, b, sheet, seats, ctx, out, seat, a, turn, caller, hd)
         if ctx[b, CX_STATUS] == ST_OVER:
             return ST_OVER
 
 
 @njit(_nrt=False)
-def act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-        sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, a):
+def act(state, rv, b, sheet, seating, ctx, lane, out, a):
     """Apply the pending external decision ``a`` of row ``b``.  Returns 0, ``ERR_BAD_ACTION`` when
     no decision is pending, or ``2000 + E_*`` when the engine refuses the action (nothing changed:
     the decision is still pending).  Call ``advance`` next."""
+    gs, disc = state.gs, state.disc
     if ctx[b, CX_STATUS] != ST_WAITING:
         return ERR_BAD_ACTION
     seat = gs[b, G_TO_ACT]
@@ -422,63 +470,58 @@ def act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, h
     caller = gs[b, G_CALLER]
     hd = gs[b, G_HANDS_DONE]
     took = _pile_take(gs, disc, b, a)
-    e = step(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b, a)
+    e = step(state, rv, b, a)
     if e != 0:
         return 2000 + e
     ctx[b, CX_STATUS] = ST_PLAYING
     ctx[b, CX_LAST] = a
     _note_take(ctx, b, took)
     if ctx[b, CX_CHECK] == 1:
-        r = check_invariants(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n,
-                             hscore, hwin, rv, b, True, lane_row(mask, b))
+        r = check_invariants(state, rv, b, True, lane_row(lane.mask, b))
         if r != 0:
             _fail(ctx, b, 1000 + r)
             return 1000 + r
-    _after_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                  rv, b, sp, sx, sev, seats, ctx, rows, mrows, mwin, seat, a, turn, caller, hd)
+    _after_action(state, rv, b, sheet, seating.seats, ctx, out, seat, a, turn, caller, hd)
     return 0
 
 
 @njit(_nrt=False)
-def agent_action(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                 b, sp, seats, params, keys, ctrs, known, scratch):
+def agent_action(state, rv, b, sheet, seating, known, scratch):
     """What the compiled agent of the seat to act in row ``b`` plays here (-1: none, or an
     external seat).  It draws on that seat's own random stream exactly as the loop would, so a
     game stepped from Python with these answers is the game the closed loop plays."""
+    gs = state.gs
+    seats, params, keys, ctrs = seating
     seat = gs[b, G_TO_ACT]
     if seat < 0:
         return -1
-    p = sp[b, SP_REAL, seat]
+    p = sheet.sp[b, SP_REAL, seat]
     agent = seats[b, p]
     if agent == EXTERNAL:
         return -1
     lane_known = lane_row(known, b)
-    return seat_action(agent, params[b, p], gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan,
-                       plan_n, hscore, hwin, rv, b, seat, lane_known, scratch, keys[b, p], ctrs[b, p:p + 1])
+    return seat_action(agent, params[b, p], state, rv, b, seat, lane_known, scratch, keys[b, p], ctrs[b, p:p + 1])
 
 
 @njit
-def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, out_err,
-                game_seats, game_params, game_streams, wants, seed, game_ids, first_hand, hand_limit, max_steps,
-                check, o_from, o_to, lane_from, lane_to):
-    """Games ``o`` in ``o_from .. o_to - 1`` (id ``game_ids[o]``, seating ``game_seats[o]``) to their
-    end, into output row ``o``; state row ``i`` (a lane; this call plays the lanes ``lane_from ..
-    lane_to - 1``, see ``lanes.run_lanes``) plays games ``i, i + lanes, ...``.
-    ``first_hand >= 0`` plays single hands: game ``o``'s hand is ``game_ids[o] % n_rounds``."""
-    n_lanes = gs.shape[0]
+def closed_loop(state, rv, sheet, seating, ctx, lane, out, out_err, lineups, seed, game_ids, first_hand, hand_limit,
+                max_steps, check, o_from, o_to, lane_from, lane_to):
+    """Games ``o`` in ``o_from .. o_to - 1`` (id ``game_ids[o]``, lineup ``o`` of ``lineups``: a
+    ``Lineup`` with a game axis first, ``wants`` shared) to their end, into output row ``o``; state
+    row ``i`` (a lane; this call plays the lanes ``lane_from .. lane_to - 1``, see
+    ``lanes.run_lanes``) plays games ``i, i + lanes, ...``.  ``first_hand >= 0`` plays single
+    hands: game ``o``'s hand is ``game_ids[o] % n_rounds``."""
+    n_lanes = state.gs.shape[0]
     n_rounds = rv[R_N_ROUNDS]
     for i in range(lane_from, lane_to):
         ln = np.uint64(i)       # the engine's kernels take the game row as uint64
         for o in range(o_from + ln, o_to, n_lanes):
             gid = game_ids[o]
             fh = -1 if first_hand < 0 else gid % n_rounds
-            start(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                  ln, sp, sx, seats, params, keys, ctrs, ctx, known, game_seats[o], game_params[o],
-                  game_streams[o], wants,
-                  -1, seed, gid, fh, hand_limit, max_steps, o, check, False)
-            st = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin,
-                         rv, ln, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
+            lineup = Lineup(lineups.seats[o], lineups.params[o], lineups.streams[o], lineups.wants)
+            start(state, rv, ln, sheet, seating, ctx, lineup, -1, seed, gid, fh, hand_limit, max_steps, o, check,
+                  False)
+            st = advance(state, rv, ln, sheet, seating, ctx, lane, out)
             if st == ST_FAILED:
                 out_err[o] = ctx[ln, CX_ERR]
             elif st != ST_OVER:
@@ -486,30 +529,21 @@ def closed_loop(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, p
 
 
 @njit
-def _advance_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                  sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, status,
-                  k_from, k_to):
+def _advance_rows(state, rv, sheet, seating, ctx, lane, out, which, status, k_from, k_to):
     for k in range(k_from, k_to):
         kk = np.uint64(k)
-        b = np.uint64(which[kk])
-        status[kk] = advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore,
-                            hwin, rv, b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows,
-                            mrows, mwin)
+        status[kk] = advance(state, rv, np.uint64(which[kk]), sheet, seating, ctx, lane, out)
 
 
 @njit
-def _act_rows(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-              sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, which, actions,
-              result, k_from, k_to):
+def _act_rows(state, rv, sheet, seating, ctx, lane, out, which, actions, result, k_from, k_to):
     for k in range(k_from, k_to):
         kk = np.uint64(k)
         b = np.uint64(which[kk])
-        e = act(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv, b,
-                sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin, actions[kk])
+        e = act(state, rv, b, sheet, seating, ctx, lane, out, actions[kk])
         result[kk] = e
         if e == 0:
-            advance(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan, plan_n, hscore, hwin, rv,
-                    b, sp, sx, sev, seats, params, keys, ctrs, ctx, known, mask, rows, mrows, mwin)
+            advance(state, rv, b, sheet, seating, ctx, lane, out)
 
 
 # rows a thread must have before a lockstep call is split over threads (a thread hop costs more

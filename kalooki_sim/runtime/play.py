@@ -405,8 +405,7 @@ class PlaySession:
         g = self.game
         la, st = g._loop, g.state
         obs = np.zeros((1, OBS_DIM), dtype=np.float32)
-        encode_rows(st.gs, st.ps, st.hands, st.disc, st.disc_by, st.minfo, st.mcards, st.mas, st.plan, st.plan_n,
-                    g.rv, la.sp, la.sx, la.ctx, la.mask, np.full(1, -1, dtype=np.int64),
+        encode_rows(st.arrays(), g.rv, la.sheet, la.ctx, la.mask, np.full(1, -1, dtype=np.int64),
                     np.zeros((1, WORK_LEN), dtype=np.int64), obs)
         return int(self.policies[real].act(obs, g.legal_mask()[None, :], self._rng)[0])
 

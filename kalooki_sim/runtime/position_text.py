@@ -223,7 +223,7 @@ def position_from_text(cls, text: str, rules="caribbean"):
         if key in kv and len(kv[key].split()) != 1:
             raise ValueError(f"line {lines[key]!r}: {key} is one card")
     _check_turn_debts(kv, lines, gs, ps, st.hands[0, active], phase)
-    core.resume(*st.arrays(), rv, 0)
+    core.resume(st.arrays(), rv, 0)
     game._attach()
     code = game.invariants(full_deck=any(t.lower() == "rest" for t in stock_toks))
     if code:

@@ -205,7 +205,7 @@ class _Table:
         already have dealt the next hand when we could look)."""
         cp = self.game.state.copy()
         n_before = int(cp.gs[0, L.G_N_MELDS])
-        core.step(*cp.arrays(), self.game.rv, 0, a)
+        core.step(cp.arrays(), self.game.rv, 0, a)
         new = None
         if int(cp.gs[0, L.G_N_MELDS]) > n_before and L.A_SPLIT <= a < L.A_SETSUB:
             new = _meld_tokens(cp, 0, n_before)

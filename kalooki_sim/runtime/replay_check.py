@@ -131,7 +131,7 @@ def _check_action(ln: int, t: _Table, ev: dict) -> int:
     a = ev["action"]
     if not isinstance(a, int) or not 0 <= a < L.N_ACTIONS:
         raise ReplayError(f"line {ln}: no such action id {a!r}")
-    err = int(core.check_action(*st.arrays(), rv, 0, a))
+    err = int(core.check_action(st.arrays(), rv, 0, a))
     if err:
         raise ReplayError(f"line {ln}: illegal action {ev['text']!r} (id {a}) by {_seat(ev['seat'])}: "
                           f"{L.ERROR_TEXT.get(err, err)}")

@@ -22,7 +22,7 @@ from kalooki_sim.engine.match import BUY_BACK_ALWAYS, BUY_BACK_NEVER
 
 from .loop import (
     M_ACTIVE, M_BB, M_FINISHED, M_HANDS, M_KALOOKIS, M_MATCH_HANDS, M_MONEY, M_POLICY, M_POOL, M_RIPS, M_TOTAL, M_UNITS,
-    R_VALID, ROW_COLUMNS, LoopArrays, closed_loop,
+    R_VALID, ROW_COLUMNS, Lineup, LoopArrays, closed_loop,
 )
 
 __all__ = ["simulate", "seating_table", "buy_back_flags", "match_length", "max_steps_per_hand", "HAND_COLUMNS",
@@ -206,10 +206,10 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
         if not whole:
             out = lanes.outputs(c1 - c0, H, n_players)
         base = 0 if whole else c0
-        err = np.zeros(out[0].shape[1], dtype=np.int64)
-        run_lanes(closed_loop, lanes.state.batch, *lanes.state.arrays(), rv, *lanes.loop_arrays(), *out, err,
-                  seats[base:], pm[base:], streams[base:], wants, seed, game_ids[base:], first_hand, H, int(max_steps),
-                  bool(check), c0 - base, c1 - base)
+        err = np.zeros(out.rows.shape[1], dtype=np.int64)
+        lineups = Lineup(seats[base:], pm[base:], streams[base:], wants)
+        run_lanes(closed_loop, lanes.state.batch, lanes.state.arrays(), rv, *lanes.loop_arrays(), out, err, lineups,
+                  seed, game_ids[base:], first_hand, H, int(max_steps), bool(check), c0 - base, c1 - base)
         bad = np.nonzero(err[c0 - base:c1 - base])[0]
         if bad.size:
             i = int(bad[0]) + c0

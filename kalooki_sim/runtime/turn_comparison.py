@@ -17,11 +17,11 @@ from kalooki_sim.engine.turn_reference import A_TACK_LOW, N_TYPES, TurnModel, re
 
 
 def engine_plan_records(st, g=0):
-    """The lay-down plan the engine offers (plan 0), as meld records; None when there is none."""
-    nm = int(st.plan_n[g, 0, 0])
+    """The lay-down plan the engine offers, as meld records; None when there is none."""
+    nm = int(st.plan_n[g, 0])
     if nm < 0:
         return None
-    return tuple(tuple(int(x) for x in st.plan[g, 0, i]) for i in range(nm))
+    return tuple(tuple(int(x) for x in st.plan[g, i]) for i in range(nm))
 
 
 def action_texts(g, ids) -> list:
