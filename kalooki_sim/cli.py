@@ -155,7 +155,10 @@ def cmd_tournament(args) -> int:
     out = args.out or f"runs/tournament__{args.variant}__{args.mode}__seed{args.seed}"
     cfg = TournamentConfig(variant=args.variant, players=args.players, agents=agents, deals=args.deals,
                            mode=args.mode, seed=args.seed, shard_deals=args.shard_deals, out=out,
-                           max_hands=args.max_hands, hands_per_match=args.hands_per_match, buy_back=args.buy_back)
+                           max_hands=args.max_hands, hands_per_match=args.hands_per_match, buy_back=args.buy_back,
+                           until_decided=args.until_decided, sprt_h1=args.sprt_h1 / 100.0, sprt_alpha=args.sprt_alpha,
+                           sprt_beta=args.sprt_beta, sprt_min_deals=args.sprt_min_deals,
+                           sprt_pairs=tuple(p.strip() for p in (args.sprt_pairs or "").split(",") if p.strip()))
     run = run_tournament(cfg, resume=args.resume, progress=not args.quiet, **backend_options(args))
     print((run.path / "results.md").read_text())
     print(f"results: {run.path}/ (seats/*.parquet, results.md, results.csv, win_share.png, ratings.png, meta.json)")
@@ -300,7 +303,20 @@ def main(argv=None) -> int:
                    help="entrants, comma-separated (base agents or configs/agents names, `kalooki agents` lists them; "
                         "a strategy TOML or a checkpoint .pt; default sharp,counting,greedy,random cut or extended "
                         "to --players)")
-    t.add_argument("--deals", type=int, default=1000, help="deals, each played in every seating of its table")
+    t.add_argument("--deals", type=int, default=1000,
+                   help="deals, each played in every seating of a design balanced for seat and order (12 at 4 "
+                        "players); with --until-decided the most it may play")
+    t.add_argument("--until-decided", action="store_true",
+                   help="play deals in order until a sequential probability ratio test decides every pair of "
+                        "--sprt-pairs (H0: no difference, H1: --sprt-h1 points of win share), --deals at most")
+    t.add_argument("--sprt-h1", type=float, default=2.0, metavar="POINTS",
+                   help="the difference of win share H1 states, in percentage points (default 2)")
+    t.add_argument("--sprt-alpha", type=float, default=0.05, help="false positive rate (default 0.05)")
+    t.add_argument("--sprt-beta", type=float, default=0.05, help="false negative rate at H1 (default 0.05)")
+    t.add_argument("--sprt-min-deals", type=int, default=30, help="no decision before this many deals")
+    t.add_argument("--sprt-pairs", default=None, metavar="A:B,...",
+                   help="pairs to decide, 'a:b' asks whether a beats b (entrant labels; a strategy given twice "
+                        "is name#1, name#2); default the first entrant against every other")
     t.add_argument("--mode", choices=("hands", "matches"), default="hands")
     t.add_argument("--max-hands", type=int, default=None, metavar="N", help="matches: hand cap of an elimination match")
     t.add_argument("--hands-per-match", type=int, default=None, metavar="N")

@@ -58,17 +58,26 @@ def test_unknown_and_malformed_strategies(tmp_path):
 # schedules
 
 
-@pytest.mark.parametrize("k,n", [(4, 4), (2, 4), (3, 3), (6, 4), (9, 3)])
-def test_schedule_seats_every_entrant_of_a_table_in_every_seat(k, n):
-    from kalooki_sim.studies.tournament import _tables
+@pytest.mark.parametrize("k,n", [(4, 4), (2, 4), (3, 3), (6, 4), (9, 3), (5, 5), (6, 6), (2, 2), (7, 6)])
+def test_schedule_is_balanced_for_seat_and_order(k, n):
+    """Every deal's seatings are the balanced design on its table: each table member sits in every
+    seat equally often, and each ordered pair of table places at every relative position equally
+    often; over the cycle of tables every entrant sits in every seat equally often."""
+    from kalooki_sim.studies.seatings import check_balanced
+    from kalooki_sim.studies.tournament import _tables, seatings_per_deal
 
+    S = seatings_per_deal(n)
     counts = np.zeros((k, n), dtype=int)
     for d in range(2 * len(_tables(k, n)) if k >= n else 10):
         s = schedule(k, n, d)
-        assert s.shape == (n, n)
-        for seat in range(n):                     # a column: every table member once per deal
-            assert sorted(s[:, seat]) == sorted(s[0])
-        for r in range(n):
+        assert s.shape == (S, n)
+        places = np.array([[list(s[0]).index(e) if k >= n else seat for seat, e in enumerate(row)] for row in s])
+        if k >= n:
+            check_balanced(places)                 # seatings of the table's places
+        for seat in range(n):                     # a column: every table member equally often
+            col = np.sort(s[:, seat])
+            assert np.array_equal(col, np.sort(np.repeat(s[0], S // n)))
+        for r in range(S):
             for seat in range(n):
                 counts[s[r, seat], seat] += 1
     if k >= n:
@@ -91,10 +100,10 @@ def test_tournament_rows_are_paired_on_identical_deals(variant, mode):
     seats, hands = play_deals(cfg, load_rules(variant), 10, 6)
     assert set(seats["deal"]) == set(range(10, 16))
     per = seats.groupby(["deal", "seating"]).size()
-    assert (per == 4).all() and len(per) == 6 * 4
-    # every entrant sits in every seat of every deal exactly once
-    assert (seats.groupby(["deal", "agent", "seat"]).size() == 1).all()
-    assert (seats.groupby(["deal", "agent"]).size() == 4).all()
+    assert (per == 4).all() and len(per) == 6 * 12            # 12 seatings balanced for seat and order
+    # every entrant sits in every seat of every deal equally often (3 times of 12)
+    assert (seats.groupby(["deal", "agent", "seat"]).size() == 3).all()
+    assert (seats.groupby(["deal", "agent"]).size() == 12).all()
     # the first seating of a deal is simulate's game with that deal id and lineup
     r = load_rules(variant)
     if mode == "hands":

@@ -241,6 +241,46 @@ def paired_differences(df: pd.DataFrame, value: str, cluster="deal", group: str 
     return out
 
 
+def order_effects(df: pd.DataFrame, value: str, n_seats: int, cluster="deal", game=("deal", "seating"),
+                  group: str = "agent", seat: str = "seat") -> pd.DataFrame:
+    """What the order of play is worth between two entrants: for every ordered pair (a, b) that
+    share a table and every relative position ``position`` (b sits that many seats after a in the
+    order of play), the mean over deals of a's ``value`` minus b's in the seatings with b there.
+
+    A balanced design plays every pair at every position equally often, so the pairwise table
+    averages these; the spread across positions (``order_effect`` in the summary rows,
+    ``position = "max - min"``) is the bias a design that fixes the order (rotations) would have
+    left in.  Seatings in which an entrant holds more than one seat are skipped.  Columns: a, b,
+    position, diff, se, n_deals."""
+    game = list(game)
+    one = df.groupby(game + [group])[seat].transform("size") == 1
+    d = df.loc[one, game + [group, seat, value] + [c for c in _as_list(cluster) if c not in game]]
+    left = d.rename(columns={group: "a", seat: "seat_a", value: "value_a"})
+    right = d.rename(columns={group: "b", seat: "seat_b", value: "value_b"})
+    keys = game + [c for c in _as_list(cluster) if c not in game]
+    pairs = left.merge(right[keys + ["b", "seat_b", "value_b"]], on=keys)
+    pairs = pairs[pairs["a"] != pairs["b"]]
+    pairs = pairs.assign(position=(pairs["seat_b"] - pairs["seat_a"]) % n_seats,
+                         diff=pairs["value_a"] - pairs["value_b"])
+    per_deal = pairs.groupby(["a", "b", "position"] + _as_list(cluster), sort=True)["diff"].mean().reset_index()
+    rows = []
+    for (a, b), grp in per_deal.groupby(["a", "b"], sort=False):
+        if _sort_key(a) > _sort_key(b):
+            continue
+        means = []
+        for pos, g in grp.groupby("position"):
+            x = g["diff"].to_numpy(float)
+            se = float(x.std(ddof=1)) / math.sqrt(x.size) if x.size >= 2 else math.nan
+            rows.append({"a": a, "b": b, "position": str(int(pos)), "diff": float(x.mean()), "se": se,
+                         "n_deals": int(x.size)})
+            means.append(float(x.mean()))
+        rows.append({"a": a, "b": b, "position": "max - min", "diff": max(means) - min(means), "se": math.nan,
+                     "n_deals": int(grp[_as_list(cluster)[0]].nunique())})
+    out = pd.DataFrame(rows, columns=["a", "b", "position", "diff", "se", "n_deals"])
+    out.attrs.update(n_rows=len(df), value=value)
+    return out
+
+
 def variance_reduction(df: pd.DataFrame, value: str, cluster="deal", group: str = "agent", pairs=None) -> pd.DataFrame:
     """How much the paired (duplicate) design shrinks the variance of an estimated difference.
 

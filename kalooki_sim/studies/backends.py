@@ -87,6 +87,14 @@ class RayBackend:
 
         for task in tasks:
             submit(task)
+        try:
+            yield from self._collect(pending, attempts, submit)
+        finally:                             # the caller stopped early: drop what is still queued
+            for ref in pending:
+                ray.cancel(ref, force=False)
+
+    def _collect(self, pending, attempts, submit):
+        ray = self.ray
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             task = pending.pop(ready[0])

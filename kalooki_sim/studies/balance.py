@@ -15,7 +15,7 @@ Cell kinds (``expand``):
 * ``knob``: one change (a house overlay V1-V7, a Caribbean knob, another opening threshold) to the
   ``players`` cell of its preset at ``knob_players`` (its ``base``), same agents, same deals.
 * ``skill``: the agent ladder (strongest first) in a duplicate schedule
-  (``tournament.play_seatings``: every rotation of the table on each deal), per preset: the
+  (``tournament.play_seatings``: every seating of the balanced design on each deal), per preset: the
   win-share gap between the strongest and the weakest agent and the spread of Plackett-Luce
   strengths (Duersch, Lambrecht & Oechssler 2020) say how much of the result is skill.
 * ``match``: whole matches (Caribbean's nine hands, the elimination matches of the K40 family,

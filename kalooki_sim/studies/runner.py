@@ -61,13 +61,16 @@ def todo(run: RunDir, tasks: list[Task]) -> list[Task]:
 def run_tasks(run: RunDir, tasks: list[Task], *, backend="local", progress: bool = True, desc: str = "",
               unit: str = " tasks", warm: Callable[[], object] | None = None,
               on_result: Callable[[Task, dict, object], None] | None = None,
-              hands: Callable[[Task, dict], int] | None = None, **backend_opts) -> int:
+              hands: Callable[[Task, dict], int] | None = None, stop: Callable[[], bool] | None = None,
+              **backend_opts) -> int:
     """Play the tasks of ``tasks`` not yet in ``run`` on ``backend`` ("local", "ray" with
     ``backend_opts`` such as ``address``, or a backend object), writing each result as it comes;
     returns how many were played.  ``warm`` (local backend only) compiles the kernels on a tiny
     game first with the compile's time on the bar; ``on_result(task, tables, bar)`` may show a
     running figure.  Every session's wall time and the hands it played (``hands(task, tables)``,
-    else the tasks' sizes) go to ``timing.jsonl``, the run's throughput."""
+    else the tasks' sizes) go to ``timing.jsonl``, the run's throughput.  ``stop()``, asked after
+    every result, ends the run early (a sequential test that has decided): the tasks not yet
+    finished are dropped, and a later call plays them if they are still wanted."""
     from tqdm import tqdm
 
     left = todo(run, tasks)
@@ -87,6 +90,8 @@ def run_tasks(run: RunDir, tasks: list[Task], *, backend="local", progress: bool
                 if on_result is not None:
                     on_result(task, tables, bar)
                 bar.update(task.size)
+                if stop is not None and stop():
+                    break
     finally:
         if isinstance(backend, str):
             be.close()

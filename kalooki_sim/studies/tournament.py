@@ -1,9 +1,12 @@
 """Duplicate-deal tournaments: strategies compared on identical cards, with honest statistics.
 
 Every deal (seed, deal id: the same cards, the same dealer seat) is played once for every seating
-of its table: the ``n`` rotations of the lineup around the ``n`` seats.  With more entrants than
-seats each deal gets one table (``n`` of the entrants, the tables taking turns so every table
-plays equally often); with fewer, the entrants repeat around the table.  All seatings of a deal
+of its table in a design balanced for seat and order (``seatings.balanced_seatings``: every
+entrant in every seat equally often, and every ordered pair of entrants at every relative position
+equally often; 12 seatings at 4 players).  Rotations alone would keep the lineup's cyclic order,
+every entrant always after the same neighbour, and seat copies of one strategy points apart.
+With more entrants than seats each deal gets one table (``n`` of the entrants, the tables taking
+turns so every table plays equally often); with fewer, the entrants repeat around the table.  All seatings of a deal
 run in one batch of the one compiled loop (``rollout.simulate`` with a per-game seating and the
 deal id as game id), so differences between entrants are paired on the same cards, and every
 interval is clustered by deal (``kalooki_sim.analysis.stats``): the rows of one deal are never counted as
@@ -26,14 +29,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kalooki_sim.analysis.sprt import SPRT, sprt_decide
 from kalooki_sim.core.rules import load_rules
 from kalooki_sim.runtime.strategies import checkpoint_digests, learned_policies, lineup as resolve_lineup
 
 from .backends import check_backend
 from .records import RunDir
 from .runner import Task, run_tasks, shard_ranges
+from .seatings import balanced_seatings
 
-__all__ = ["TournamentConfig", "entrant_labels", "schedule", "play_deals", "play_seatings", "entrant_mean", "play_shard",
+__all__ = ["TournamentConfig", "entrant_labels", "schedule", "schedules", "seatings_per_deal", "tested_pairs",
+           "sequential_tests", "play_deals", "play_seatings", "entrant_mean", "play_shard",
            "tasks", "run_tournament", "analyse", "OUTCOMES"]
 
 # the outcome columns of a seat row, per mode; "score" is what ranks a seat after the win share
@@ -54,6 +60,18 @@ class TournamentConfig:
     max_hands: int | None = None         # matches: hand cap of an elimination match
     hands_per_match: int | None = None   # matches: hands of a fixed-length match
     buy_back: str = "always"
+    # sequential testing (``--until-decided``): play deals in order until every asked pair is
+    # decided by its SPRT (H0: difference 0, H1: ``sprt_h1`` of win share), ``deals`` at most
+    until_decided: bool = False
+    sprt_h1: float = 0.02
+    sprt_alpha: float = 0.05
+    sprt_beta: float = 0.05
+    sprt_min_deals: int = 30
+    sprt_pairs: tuple[str, ...] = ()     # "a:b" (entrant labels); default the first against every other
+
+    @property
+    def sprt(self) -> SPRT:
+        return SPRT(h1=self.sprt_h1, alpha=self.sprt_alpha, beta=self.sprt_beta, min_deals=self.sprt_min_deals)
 
 
 def entrant_labels(names) -> list[str]:
@@ -71,19 +89,19 @@ def entrant_labels(names) -> list[str]:
     return out
 
 
+def seatings_per_deal(n_players: int) -> int:
+    """How many seatings every deal is played in (the balanced design's size)."""
+    return len(balanced_seatings(n_players))
+
+
 def schedule(n_entrants: int, n_players: int, deal: int) -> np.ndarray:
-    """The seatings of one deal: ``int64[n_players, n_players]``, row ``r`` giving the entrant index
-    in each seat for rotation ``r`` (every entrant of the deal's table sits in every seat once)."""
-    if n_entrants >= n_players:
-        tables = _tables(n_entrants, n_players)
-        table = tables[deal % len(tables)]
-    else:
-        table = [i % n_entrants for i in range(n_players)]
-    return np.array([np.roll(table, -r) for r in range(n_players)], dtype=np.int64)
+    """The seatings of one deal: ``int64[S, n_players]``, row ``r`` giving the entrant index in each
+    seat for seating ``r`` of the balanced design (``seatings.balanced_seatings``)."""
+    return schedules(n_entrants, n_players, [deal])[0]
 
 
 def schedules(n_entrants: int, n_players: int, deals) -> np.ndarray:
-    """``schedule`` of every deal at once: ``int64[len(deals), n_players, n_players]``."""
+    """``schedule`` of every deal at once: ``int64[len(deals), S, n_players]``."""
     n = n_players
     deals = np.asarray(deals, dtype=np.int64)
     if n_entrants >= n:
@@ -91,8 +109,7 @@ def schedules(n_entrants: int, n_players: int, deals) -> np.ndarray:
         table = tables[deals % len(tables)]                                   # [D, n]
     else:
         table = np.tile(np.arange(n, dtype=np.int64) % n_entrants, (len(deals), 1))
-    rot = (np.arange(n)[None, :] + np.arange(n)[:, None]) % n               # [r, s] -> (s + r) % n
-    return table[:, rot]
+    return table[:, balanced_seatings(n)]                                     # [D, S, n]
 
 
 def _tables(k: int, n: int) -> list[tuple[int, ...]]:
@@ -121,6 +138,9 @@ def _check(cfg: TournamentConfig, rules) -> None:
             raise ValueError(f"{what} must be a positive integer, got {v!r}")
     if cfg.mode not in OUTCOMES:
         raise ValueError(f"--mode must be 'hands' or 'matches', not {cfg.mode!r}")
+    if cfg.until_decided:
+        cfg.sprt                                      # a bad test is refused before any work
+        tested_pairs(cfg)
 
 
 def play_deals(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -167,8 +187,9 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
     deals = np.asarray(deals, dtype=np.int64)
     names = np.asarray(strategy_names if strategy_names is not None else labels, dtype=object)
     labels = np.asarray(labels, dtype=object)
+    n_seatings = seatings_per_deal(n)
     seatings = schedules(len(labels), n, deals).reshape(-1, n)
-    game_ids = np.repeat(deals, n)
+    game_ids = np.repeat(deals, n_seatings)
     # an entrant's random stream is its own, whatever seat it takes (copies of one agent differ)
     out = simulate(rules, n, ids[seatings], params[seatings], len(game_ids), seed, mode=mode,
                    game_ids=game_ids, streams=seatings,
@@ -176,7 +197,7 @@ def play_seatings(rules, n_players: int, labels, ids, params, deals, seed: int, 
 
     def where(rows):            # a batch row's seating, and its seat -> entrant table
         r = np.asarray(rows["batch_row"])
-        return r % n, seatings[r]
+        return r % n_seatings, seatings[r]
 
     return _frames(rules, out, mode, where, labels, names)
 
@@ -219,7 +240,7 @@ def _frames(rules, out, mode, where, labels, names):
 def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names, max_hands, hands_per_match,
                 buy_back, policies, agent_names):
     """``play_seatings`` with learned entrants: the deals whose table has none run in the compiled
-    batch as usual; every other deal is played, once per rotation of its table, by ``play_policies``
+    batch as usual; every other deal is played, once per seating of its table, by ``play_policies``
     on the deal id as game id (runs of consecutive deals with the same table share one call).  The
     rows are those of the compiled path (``policy_id`` -1 for a learned seat), ordered by deal and
     seating.  The compiled seats of a learned table draw on the env's per-seat random streams, not
@@ -231,7 +252,7 @@ def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names
     deals = np.asarray(deals, dtype=np.int64)
     labels = np.asarray(labels, dtype=object)
     names = np.asarray(strategy_names if strategy_names is not None else labels, dtype=object)
-    sched = schedules(len(labels), n, deals)                       # [D, rotation, seat] -> entrant
+    sched = schedules(len(labels), n, deals)                       # [D, seating, seat] -> entrant
     learned = np.isin(sched[:, 0, :], list(policies)).any(axis=1)
     seat_parts, hand_parts = [], []
     if (~learned).any():
@@ -250,12 +271,12 @@ def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names
             start = j
     for run in runs:
         first, k = int(deals[run[0]]), len(run)
-        for r in range(n):
+        for r in range(sched.shape[1]):
             table = sched[run[0], r]
             seats = [policies[e] if e in policies else str(agent_names[e]) for e in table]
             out = play_policies(rules, n, seats, k, seed, mode=mode, first_game_id=first, **extra)
 
-            def where(cols, r=r, table=table):      # every row of this call: rotation r of one table
+            def where(cols, r=r, table=table):      # every row of this call: seating r of one table
                 m = len(cols["seat"])
                 return np.full(m, r, dtype=np.int64), np.broadcast_to(table, (m, n))
 
@@ -269,6 +290,50 @@ def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names
 
     seats_df = join(seat_parts)
     return seats_df, (None if mode == "hands" else join(hand_parts))
+
+
+def tested_pairs(cfg: TournamentConfig) -> list[tuple[str, str]]:
+    """The pairs the sequential test decides: ``cfg.sprt_pairs`` ("a:b", entrant labels: is a
+    better than b?), by default the first entrant against every other."""
+    labels = entrant_labels(cfg.agents)
+    if not cfg.sprt_pairs:
+        return [(labels[0], b) for b in labels[1:]]
+    out = []
+    for spec in cfg.sprt_pairs:
+        a, sep, b = str(spec).partition(":")
+        if not sep or a not in labels or b not in labels or a == b:
+            raise ValueError(f"--sprt-pairs: {spec!r} is not 'a:b' of two different entrants "
+                             f"({', '.join(labels)})")
+        out.append((a, b))
+    return out
+
+
+def sequential_tests(seats: pd.DataFrame, cfg: TournamentConfig, upto: int | None = None) -> pd.DataFrame:
+    """Each tested pair's SPRT (``analysis.sprt``) on its per-deal win-share differences in deal
+    order, over the deals below ``upto`` (the deals played without a gap: a decision never depends
+    on which shard finished first).  Columns: a, b, decision, deals, diff, llr, lower, upper."""
+    from kalooki_sim.analysis.stats import deal_means
+
+    d = seats if upto is None else seats[seats["deal"] < upto]
+    means, _ = deal_means(d, "win_share", "deal", "agent")
+    rows = []
+    for a, b in tested_pairs(cfg):
+        x = (means[a] - means[b]).dropna().to_numpy(float) if a in means and b in means else np.zeros(0)
+        dec = sprt_decide(x, cfg.sprt)
+        rows.append({"a": a, "b": b, "decision": dec["decision"], "deals": dec["deals"],
+                     "diff": float(x[:dec["deals"]].mean()) if dec["deals"] else math.nan,
+                     "llr": dec["llr"], "lower": dec["lower"], "upper": dec["upper"]})
+    out = pd.DataFrame(rows)
+    out.attrs.update(n_deals=int(d["deal"].nunique()), n_rows=len(d))
+    return out
+
+
+def _played_without_gap(cfg: TournamentConfig, shards: set[int]) -> int:
+    """The number of deals from deal 0 on whose shards are all done."""
+    k = 0
+    while k in shards:
+        k += 1
+    return min(cfg.deals, k * cfg.shard_deals)
 
 
 def play_shard(cfg: TournamentConfig, rules, first_deal: int, n_deals: int) -> dict[str, pd.DataFrame]:
@@ -306,8 +371,29 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
         lead = max(win, key=lambda a: win[a][0] / win[a][1])
         bar.set_postfix_str(f"leader {lead} {win[lead][0] / win[lead][1]:.3f}")
 
+    stop = None
+    if cfg.until_decided:
+        done = run.done_shards("seats")
+        frames = [run.read_table("seats")] if done else []
+
+        def on_result(task, tables, bar):
+            leader(task, tables, bar)
+            done.add(task.shard)
+            frames.append(tables["seats"])
+
+        def stop():
+            upto = _played_without_gap(cfg, done)
+            return bool(upto) and (sequential_tests(pd.concat(frames), cfg, upto)["decision"] != "undecided").all()
+
+        if stop():
+            return _finish(run, cfg, rules, results)
     run_tasks(run, tasks(cfg, rules), backend=backend, progress=progress, desc=f"{rules.name} tournament",
-              unit=" deals", warm=lambda: play_deals(cfg, rules, 0, 1), on_result=leader, **backend_opts)
+              unit=" deals", warm=lambda: play_deals(cfg, rules, 0, 1),
+              on_result=on_result if cfg.until_decided else leader, stop=stop, **backend_opts)
+    return _finish(run, cfg, rules, results)
+
+
+def _finish(run: RunDir, cfg: TournamentConfig, rules, results: bool) -> RunDir:
     if results:
         analyse(run, cfg, rules)
     return run
@@ -319,7 +405,9 @@ def analyse(run: RunDir, cfg: TournamentConfig, rules=None, write: bool = True) 
     independent deals, and ratings (openskill Plackett-Luce, cross-checked by a maximum-likelihood
     Plackett-Luce fit).  With ``write``: ``results.md``, ``results.csv`` and plots in the run."""
     from kalooki_sim.analysis.ratings import compare_ratings, finishing_orders, plackett_luce_mle
-    from kalooki_sim.analysis.stats import clustered_summary, paired_differences, variance_reduction, write_results
+    from kalooki_sim.analysis.stats import (
+        clustered_summary, order_effects, paired_differences, variance_reduction, write_results,
+    )
 
     rules = rules or load_rules(cfg.variant)
     seats = run.read_table("seats")
@@ -337,6 +425,12 @@ def analyse(run: RunDir, cfg: TournamentConfig, rules=None, write: bool = True) 
                     variance_reduction(seats, score, cluster="deal").assign(outcome=score)], ignore_index=True)
     vr.attrs.update(n_deals=int(seats["deal"].nunique()), n_rows=len(seats))
     tables["variance reduction of the duplicate design"] = vr
+    order = order_effects(seats, share, cfg.players)
+    order.attrs.update(n_deals=int(seats["deal"].nunique()), n_rows=len(seats))
+    tables["win share: order effect"] = order
+    if cfg.until_decided:
+        upto = _played_without_gap(cfg, run.done_shards("seats"))
+        tables["sequential test (SPRT)"] = sequential_tests(seats, cfg, upto)
     ranked = seats.assign(_rank_score=seats[score] if not score_up else -seats[score])
     orders = finishing_orders(ranked, game=("deal", "seating"), group="agent", win=share, penalty="_rank_score",
                               cluster="deal")
@@ -349,13 +443,23 @@ def analyse(run: RunDir, cfg: TournamentConfig, rules=None, write: bool = True) 
     tables["ratings"] = ratings
     notes = {"ratings": f"openskill (Plackett-Luce) against a maximum-likelihood Plackett-Luce fit: Kendall's "
                         f"tau {cmp['kendall_tau']:.3f}, same order: {cmp['same_order']}.",
+             "win share: order effect":
+                 f"a's win share minus b's on the deals' seatings with b `position` seats after a in the order of "
+                 f"play; `max - min` is the spread a design that fixes the order would leave in the paired "
+                 f"difference. Every deal is played in the {seatings_per_deal(cfg.players)} seatings of a design "
+                 f"balanced for seat and order, so the paired differences above average it out.",
+             "sequential test (SPRT)":
+                 f"H0: a's win share minus b's is 0, H1: it is "
+                 f"{cfg.sprt_h1:+g}; alpha {cfg.sprt_alpha}, beta {cfg.sprt_beta}, no decision before "
+                 f"{cfg.sprt_min_deals} deals. `deals`: the deals the test used (its decision's deal, or all "
+                 f"played); the test reads deals in order, so the shards' finishing order does not matter.",
              "variance reduction of the duplicate design":
                  "variance_ratio: the variance of a paired difference over deals divided by the variance the "
                  "same number of rows would give from independent deals (below 1: the duplicate design helps); "
                  "effective_sample_multiplier = 1 / variance_ratio."}
     if write:
         title = (f"{rules.name} tournament: {cfg.players} players, {cfg.mode}, {seats['deal'].nunique():,} deals "
-                 f"x {cfg.players} seatings, seed {cfg.seed}")
+                 f"x {seatings_per_deal(cfg.players)} seatings (balanced for seat and order), seed {cfg.seed}")
         write_results(run.path, tables, title=title, notes=notes)
         _plots(run.path, seats, tables, score, pl)
     return tables
