@@ -18,7 +18,7 @@ from kalooki_sim.studies.backends import LocalBackend, make_backend
 from kalooki_sim.studies.records import RunDir
 from kalooki_sim.studies.runner import run_tasks, todo
 from kalooki_sim.studies.simulate import SimulationConfig, run_simulation, tasks
-from kalooki_sim.studies.tournament import TournamentConfig, run_tournament
+from kalooki_sim.studies.tournament import TournamentConfig, analyse, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,6 +110,15 @@ def test_simulate_and_tournament_on_ray_give_the_local_rows_with_a_worker_killed
         run_tournament(dataclasses.replace(t, out=str(tmp_path / "t_ray")), progress=False, results=False,
                        backend=be)
         pd.testing.assert_frame_equal(_rows(tmp_path / "t_ray", "seats"), _rows(tmp_path / "t_local", "seats"))
+        # a sequential test decides on the same deals whichever shard finishes first
+        seq = dataclasses.replace(t, agents=("greedy", "random", "random", "random"), deals=200, shard_deals=10,
+                                  until_decided=True, sprt_min_deals=10)
+        local = analyse(run_tournament(dataclasses.replace(seq, out=str(tmp_path / "s_local")), progress=False,
+                                       results=False), seq, write=False)["sequential test (SPRT)"]
+        remote = analyse(run_tournament(dataclasses.replace(seq, out=str(tmp_path / "s_ray")), progress=False,
+                                        results=False, backend=be), seq, write=False)["sequential test (SPRT)"]
+        pd.testing.assert_frame_equal(local, remote)
+        assert (local["decision"] == "H1").all() and (local["deals"] < 200).all()
     finally:
         be.close()
         ray.shutdown()

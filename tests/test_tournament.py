@@ -192,3 +192,89 @@ def test_cli_tournament_unknown_agent(capsys):
     assert main(["tournament", "--agents", "greedy,nobody", "--deals", "2", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "unknown agent 'nobody'" in err and "greedy-picky" in err
+
+
+# ------------------------------------------------------------------------------------------------
+# sequential testing
+
+
+def _seq(tmp_path, name, **kw):
+    base = dict(agents=("greedy", "random", "greedy-explore", "random"), deals=300, shard_deals=20, seed=4,
+                until_decided=True, sprt_min_deals=10, out=str(tmp_path / name))
+    return TournamentConfig(**{**base, **kw})
+
+
+def test_until_decided_stops_when_every_pair_is_decided(tmp_path):
+    """greedy against two random copies and greedy-explore (far more than 2 points apart from the
+    randoms): the test decides every pair long before the cap and the tournament stops there; the
+    decision and the deals it used do not depend on the shard size, and a resumed run (its last
+    shard lost) ends with the same decision."""
+    from kalooki_sim.studies.tournament import analyse, sequential_tests
+
+    cfg = _seq(tmp_path, "a", sprt_pairs=("greedy:random#1", "greedy:random#2"))
+    run = run_tournament(cfg, progress=False)
+    seq = analyse(run, cfg, write=False)["sequential test (SPRT)"]
+    assert list(seq["decision"]) == ["H1", "H1"] and (seq["deals"] < 300).all()
+    played = run.read_table("seats")["deal"].nunique()
+    assert played < 300 and played >= seq["deals"].max()
+    assert "sequential test (SPRT)" in (run.path / "results.md").read_text()
+    other = run_tournament(_seq(tmp_path, "b", shard_deals=7, sprt_pairs=cfg.sprt_pairs), progress=False)
+    pd.testing.assert_frame_equal(analyse(other, cfg, write=False)["sequential test (SPRT)"], seq)
+    # resume: the last shard lost, the run plays it again and decides the same
+    shards = sorted((run.path / "seats").glob("shard-*.parquet"))
+    shards[-1].unlink()
+    again = run_tournament(cfg, resume=True, progress=False)
+    pd.testing.assert_frame_equal(analyse(again, cfg, write=False)["sequential test (SPRT)"], seq)
+    # the default pairs: the first entrant against every other
+    assert [tuple(p) for p in sequential_tests(run.read_table("seats"), _seq(tmp_path, "c"))[["a", "b"]].values] == [
+        ("greedy", "random#1"), ("greedy", "greedy-explore"), ("greedy", "random#2")]
+
+
+def test_until_decided_plays_to_the_cap_when_undecided(tmp_path):
+    """Copies of one strategy at a cap too small to decide: every deal is played, and the report
+    says the test is undecided."""
+    from kalooki_sim.studies.tournament import analyse
+
+    cfg = _seq(tmp_path, "u", agents=("greedy-explore", "greedy-explore", "random", "greedy"), deals=12,
+               shard_deals=5, sprt_min_deals=30, sprt_pairs=("greedy-explore#1:greedy-explore#2",))
+    run = run_tournament(cfg, progress=False)
+    assert run.read_table("seats")["deal"].nunique() == 12
+    seq = analyse(run, cfg, write=False)["sequential test (SPRT)"]
+    assert seq["decision"].tolist() == ["undecided"] and seq["deals"].tolist() == [12]
+
+
+@pytest.mark.parametrize("pairs,msg", [(("greedy:nobody",), "not 'a:b'"), (("greedy",), "not 'a:b'"),
+                                       (("greedy:greedy",), "not 'a:b'")])
+def test_bad_sprt_pairs_are_refused_before_any_work(tmp_path, pairs, msg):
+    cfg = _seq(tmp_path, "bad", sprt_pairs=pairs)
+    with pytest.raises(ValueError, match=msg):
+        run_tournament(cfg, progress=False)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_order_effect_table(tmp_path):
+    """Every ordered pair at every relative position, and the spread across positions."""
+    from kalooki_sim.studies.tournament import analyse
+
+    cfg = TournamentConfig(agents=("greedy", "random", "greedy-explore", "greedy-picky"), deals=6,
+                           out=str(tmp_path / "o"))
+    order = analyse(run_tournament(cfg, progress=False), cfg, write=False)["win share: order effect"]
+    assert len(order) == 6 * 4                               # 6 pairs x (3 positions + the spread)
+    assert set(order["position"]) == {"1", "2", "3", "max - min"}
+    assert (order.loc[order.position != "max - min", "n_deals"] == 6).all()
+
+
+def test_cli_until_decided(tmp_path, capsys):
+    from kalooki_sim.cli import main
+
+    out = tmp_path / "cli"
+    rc = main(["tournament", "--agents", "greedy,random,random,random", "--deals", "200", "--shard-deals", "10",
+               "--until-decided", "--sprt-h1", "2", "--sprt-min-deals", "10", "--out", str(out), "--quiet"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "sequential test (SPRT)" in text and "H1" in text
+    meta = (out / "meta.json").read_text()
+    assert '"sprt_h1": 0.02' in meta and '"until_decided": true' in meta
+    rc = main(["tournament", "--agents", "greedy,random", "--until-decided", "--sprt-pairs", "greedy:x",
+               "--out", str(tmp_path / "bad"), "--quiet"])
+    assert rc == 2 and "--sprt-pairs" in capsys.readouterr().err

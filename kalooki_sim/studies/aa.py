@@ -72,11 +72,12 @@ class AAConfig:
 def aa_lineup(cfg: AAConfig) -> tuple[list[str], str, str]:
     """``(entrants, a, b)``: the lineup's strategy names and the labels of the two compared."""
     n = cfg.players
-    if len(cfg.neighbours) < n - 2:
-        raise ValueError(f"--neighbours: {n} players need {n - 2} neighbours beside the two compared, got "
-                         f"{len(cfg.neighbours)}")
     second = cfg.strategy if cfg.weaker is None else cfg.weaker
-    names = [cfg.strategy, second, *cfg.neighbours[:n - 2]]
+    others = [x for x in cfg.neighbours if x not in (cfg.strategy, second)]     # no third copy
+    if len(others) < n - 2:
+        raise ValueError(f"--neighbours: {n} players need {n - 2} neighbours other than {cfg.strategy} and "
+                         f"{second}, got {', '.join(others) or 'none'}")
+    names = [cfg.strategy, second, *others[:n - 2]]
     labels = entrant_labels(names)
     return names, labels[0], labels[1]
 
