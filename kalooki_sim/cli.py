@@ -116,7 +116,7 @@ def cmd_simulate(args) -> int:
         from kalooki_sim.runtime.strategies import is_learned, lineup
 
         if is_learned(agents):
-            raise ValueError("--record cannot record learned agents (checkpoints) yet: replays are re-played "
+            raise ValueError("--record cannot record learned agents (checkpoints, Python policies) yet: replays are re-played "
                              "by the compiled agents")
         _, record_ids, record_params = lineup(agents)      # checked before the simulation runs
     out = args.out or f"runs/{args.variant}__{mode}__seed{args.seed}"
@@ -175,7 +175,7 @@ def cmd_agents(args) -> int:
         except StrategyError as e:       # e.g. a learned strategy whose checkpoint is not there (yet)
             print(f"{name:18s} {'?':8s} cannot be used: {e}")
             continue
-        where = f" (checkpoint {s.checkpoint})" if s.learned else ""
+        where = f" (checkpoint {s.checkpoint})" if s.checkpoint else ""
         print(f"{name:18s} {s.agent:8s} {s.description}{where}")
     return 0
 

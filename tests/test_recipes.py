@@ -56,3 +56,18 @@ def test_the_command_names_real_agents():
     names = re.search(r"--agents (\S+)", cmd).group(1).split(",")
     for n in names:
         load_strategy(n)
+
+
+def test_the_python_agent_plays_from_the_command_line(tmp_path, monkeypatch, capsys):
+    """The console block: the recipe's class saved as lay_first.py, named module:factory."""
+    from kalooki_sim.cli import main
+
+    code = [code for path, code in _blocks("python") if not path][0]
+    (tmp_path / "lay_first.py").write_text(code.split("\n\nrows = ")[0] + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    (cmd,) = [code for _, code in _blocks("console")]
+    argv = cmd.split()[1:]
+    argv[argv.index("--deals") + 1] = "8"                       # small
+    assert main(argv + ["--quiet"]) == 0
+    assert "lay_first:LayFirst" in capsys.readouterr().out

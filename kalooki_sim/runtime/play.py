@@ -407,7 +407,9 @@ class PlaySession:
         obs = np.zeros((1, OBS_DIM), dtype=np.float32)
         encode_rows(st.arrays(), g.rv, la.sheet, la.ctx, la.mask, np.full(1, -1, dtype=np.int64),
                     np.zeros((1, WORK_LEN), dtype=np.int64), obs)
-        return int(self.policies[real].act(obs, g.legal_mask()[None, :], self._rng)[0])
+        from .policy_play import policy_actions
+
+        return int(policy_actions(self.policies[real], obs, g.legal_mask()[None, :], self._rng)[0])
 
     # ---- the game
     def _apply(self, a: int) -> dict | None:

@@ -21,7 +21,35 @@ import numpy as np
 
 from .env import LEARNER, KalookiVecEnv
 
-__all__ = ["play_policies"]
+__all__ = ["play_policies", "policy_actions"]
+
+
+def policy_actions(policy, obs, legal, rng) -> np.ndarray:
+    """``policy.act(obs, legal, rng)`` checked: one integer action per row, each legal in its row's
+    mask; anything else is a ``ValueError`` naming the policy and the first bad row (a Python
+    policy's bug must not surface as an engine error several calls later)."""
+    name = getattr(policy, "name", None) or type(policy).__name__
+    try:
+        a = np.asarray(policy.act(obs, legal, rng))
+    except Exception as e:
+        raise ValueError(f"policy {name}: act() failed ({type(e).__name__}: {e})") from e
+    if a.shape != (len(legal),):
+        raise ValueError(f"policy {name}: act() must return one action per row, shape ({len(legal)},), "
+                         f"got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind == "f" and np.isfinite(a).all() and (a == np.round(a)).all():
+            a = a.astype(np.int64)
+        else:
+            raise ValueError(f"policy {name}: act() must return integer action ids, got {a.dtype}")
+    a = a.astype(np.int64, copy=False)
+    n_actions = legal.shape[1]
+    ok = (a >= 0) & (a < n_actions)
+    ok[ok] = legal[np.flatnonzero(ok), a[ok]]
+    if not ok.all():
+        r = int(np.flatnonzero(~ok)[0])
+        raise ValueError(f"policy {name}: action {int(a[r])} is not legal in row {r} (legal: "
+                         f"{np.flatnonzero(legal[r]).tolist()[:12]}{' ...' if legal[r].sum() > 12 else ''})")
+    return a
 
 
 def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, mode: str = "hands",
@@ -58,6 +86,6 @@ def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, 
         for pol, ps in owners.values():
             rows = np.flatnonzero(np.isin(info["seat"], ps))
             if rows.size:
-                actions[rows] = pol.act(obs[rows], mask[rows], rng)
+                actions[rows] = policy_actions(pol, obs[rows], mask[rows], rng)
         obs, mask, _, _, info = env.step(actions)
     return env.result_rows()

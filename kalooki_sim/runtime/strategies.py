@@ -24,10 +24,20 @@ loads it (once per file and rules) as ``LearnedPolicy(net, greedy=True)``: deter
 play, checked against the command's rules (``CheckpointMismatch``).  The commands play learned
 seats through ``policy_play.play_policies`` and compiled-only lineups on the compiled loop as
 before; torch is imported only when a learned strategy is loaded (the ``learn`` extra).
+
+**Any Python policy.**  ``package.module:factory`` names a callable that returns an object with
+the ``Policy`` protocol (``act(obs, legal, rng) -> actions``, ``agents.base.Policy``; a policy
+object itself works too); ``factory(rules)`` when it takes an argument, else ``factory()``.  Such a
+strategy plays like a checkpoint (an external seat, asked from Python), so every command that
+takes ``--agents`` (and ``play --opponents``) seats it.  The module is imported when the name is
+resolved, so a missing module or name fails before any work, naming it.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -43,6 +53,8 @@ __all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "li
            "learned_policies", "is_learned", "checkpoint_digests"]
 
 LEARNED = "learned"          # the ``agent`` shown for a strategy that is a checkpoint
+PYTHON = "python"            # ... and for a Python policy (package.module:factory)
+_FACTORY = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 
 
 class StrategyError(ValueError):
@@ -57,10 +69,12 @@ class Strategy:
     params: tuple[float, ...]  # the full parameter row of the base agent
     description: str = ""
     checkpoint: str | None = None   # a learned strategy: the checkpoint file (absolute path)
+    factory: str | None = None      # a Python policy: "package.module:factory"
 
     @property
     def learned(self) -> bool:
-        return self.checkpoint is not None
+        """Played from Python (a checkpoint or a Python policy), not by a compiled agent."""
+        return self.checkpoint is not None or self.factory is not None
 
     def row(self, k: int) -> np.ndarray:
         out = np.zeros(max(k, 1), dtype=np.float64)
@@ -133,10 +147,38 @@ def _from_toml(name: str, text: str, where: str, base: Path | None = None) -> St
     return Strategy(name, POLICY_NAMES[pid], pid, tuple(row), str(doc.get("description", "")))
 
 
+def _factory_of(spec: str):
+    """The callable ``spec`` ("package.module:factory") names, or a ``StrategyError`` naming what is
+    missing."""
+    module, _, attr = spec.partition(":")
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        raise StrategyError(f"agent {spec!r}: no module named {e.name!r} (a Python policy is "
+                            f"package.module:factory, importable from here)") from None
+    except Exception as e:
+        raise StrategyError(f"agent {spec!r}: importing {module} failed ({type(e).__name__}: {e})") from None
+    obj = getattr(mod, attr, None)
+    if obj is None:
+        raise StrategyError(f"agent {spec!r}: module {module} has no {attr!r}")
+    if not callable(obj) and not callable(getattr(obj, "act", None)):
+        raise StrategyError(f"agent {spec!r}: {attr} is neither a factory nor a policy (an object with "
+                            f"act(obs, legal, rng))")
+    return obj
+
+
+def _from_factory(spec: str) -> Strategy:
+    obj = _factory_of(spec)
+    doc = (inspect.getdoc(obj) or "").strip().splitlines()
+    return Strategy(spec, PYTHON, EXTERNAL, (), doc[0] if doc else f"Python policy {spec}", factory=spec)
+
+
 def load_strategy(name: str | Path) -> Strategy:
-    """The strategy called ``name`` (a base agent, a file of ``configs/agents``, a TOML path, or a
-    checkpoint path ending in ``.pt``)."""
+    """The strategy called ``name`` (a base agent, a file of ``configs/agents``, a TOML path, a
+    checkpoint path ending in ``.pt``, or a Python policy ``package.module:factory``)."""
     key = str(name).strip()
+    if _FACTORY.match(key):
+        return _from_factory(key)
     path = Path(key).expanduser()
     if key.endswith(".toml"):
         if not path.is_file():
@@ -175,7 +217,7 @@ def checkpoint_digests(strats) -> dict[str, str]:
 
     out = {}
     for s in strats:
-        if s.learned and s.checkpoint not in out:
+        if s.checkpoint is not None and s.checkpoint not in out:
             try:
                 out[s.checkpoint] = hashlib.sha256(Path(s.checkpoint).read_bytes()).hexdigest()
             except OSError as e:
@@ -186,13 +228,42 @@ def checkpoint_digests(strats) -> dict[str, str]:
 _POLICIES: dict = {}
 
 
+def _python_policy(s: Strategy, rules):
+    """The policy a ``package.module:factory`` strategy makes (a new one per call)."""
+    obj = _factory_of(s.factory)
+    if callable(getattr(obj, "act", None)) and not inspect.isclass(obj):
+        return obj                                      # a policy object itself
+    try:
+        takes = [p for p in inspect.signature(obj).parameters.values()
+                 if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        takes = []
+    try:
+        pol = obj(rules) if takes else obj()
+    except Exception as e:
+        raise StrategyError(f"agent {s.factory!r}: the factory failed ({type(e).__name__}: {e})") from None
+    if not callable(getattr(pol, "act", None)):
+        raise StrategyError(f"agent {s.factory!r}: the factory returned {type(pol).__name__}, not a policy (an "
+                            f"object with act(obs, legal, rng))")
+    if not getattr(pol, "name", None):
+        try:
+            pol.name = s.factory
+        except AttributeError:
+            pass
+    return pol
+
+
 def learned_policy(strategy: Strategy | str, rules):
-    """The ``LearnedPolicy(net, greedy=True)`` of a learned strategy, loaded for ``rules`` (cached per
-    file, modification time and rules).  Errors are ``StrategyError`` with a one-line message:
-    torch missing, a file that is not a checkpoint, or a ``CheckpointMismatch``."""
+    """The policy of a strategy played from Python: a checkpoint's ``LearnedPolicy(net,
+    greedy=True)``, loaded for ``rules`` (cached per file, modification time and rules), or what a
+    Python policy's factory returns.  Errors are ``StrategyError`` with a one-line message: torch
+    missing, a file that is not a checkpoint, a ``CheckpointMismatch``, a factory that fails or
+    returns no policy."""
     s = strategy if isinstance(strategy, Strategy) else load_strategy(strategy)
     if not s.learned:
         raise StrategyError(f"{s.name} is a compiled agent ({s.agent}), not a checkpoint")
+    if s.factory is not None:
+        return _python_policy(s, rules)
     path = Path(s.checkpoint)
     try:
         key = (str(path), path.stat().st_mtime_ns, rules.digest())
