@@ -44,8 +44,28 @@ def test_network_plays_only_legal_actions_and_repeats_with_its_rng():
     greedy = LearnedPolicy(pol.net, greedy=True)
     a = greedy.act(obs, mask, np.random.default_rng(0))
     logits, value = pol.net(torch.tensor(obs), torch.tensor(mask))     # (the env's buffers are read-only: copies)
-    np.testing.assert_array_equal(a, logits.argmax(dim=1).numpy())
+    logits = logits.detach()
+    best = logits.max(dim=1).values.numpy()
+    chosen = logits.numpy()[np.arange(16), a]
+    np.testing.assert_allclose(chosen, best, rtol=1e-5, atol=1e-5)      # an argmax, up to float rounding
     assert value.shape == (16,)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_legal_logits_are_the_full_logits_at_those_entries(seed):
+    """Differential: the logits acting computes (legal entries only) against the full forward pass,
+    on random observations and masks holding draws, discards (the card scores), lay-offs."""
+    torch.manual_seed(seed)
+    net = PolicyValueNet(hidden=(48, 32))
+    rng = np.random.default_rng(seed)
+    obs = torch.tensor(rng.normal(size=(40, OBS_DIM)), dtype=torch.float32)
+    mask = torch.tensor(rng.random((40, N_ACTIONS)) < 0.01)
+    mask[:, 0] = True
+    with torch.no_grad():
+        logits, _ = net(obs, mask)
+        rows, acts = torch.nonzero(mask, as_tuple=True)
+        got = net.legal_logits(obs, rows, acts)
+    torch.testing.assert_close(got, logits[rows, acts], rtol=1e-5, atol=1e-5)
 
 
 def test_masked_logits_give_illegal_actions_no_probability():

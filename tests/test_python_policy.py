@@ -108,3 +108,35 @@ def test_not_a_policy_and_wrong_action_are_named(mod, tmp_path, capsys):
                str(tmp_path / "b"), "--quiet"])
     err = capsys.readouterr().err
     assert rc == 2 and "policy cheater: action" in err and "is not legal" in err
+
+
+def test_play_schedule_is_play_policies_per_episode_and_batch_free():
+    """One lockstep batch of scheduled episodes (a tournament's learned deals) plays, episode by
+    episode, the games play_policies plays one seating at a time (identity seating: the same
+    streams), whatever the batch size."""
+    import numpy as np
+
+    from kalooki_sim import load_rules
+    from kalooki_sim.runtime.policy_play import play_policies, play_schedule
+
+    class FirstLegal:
+        name = "first-legal"
+
+        def act(self, obs, legal, rng):
+            return np.argmax(legal, axis=1)
+
+    rules = load_rules("caribbean")
+    pol = FirstLegal()
+    entrants = [pol, "greedy", "random", "greedy-picky"]
+    games = np.array([5, 9, 9, 12, 3], dtype=np.int64)
+    seatings = np.array([[0, 1, 2, 3], [0, 1, 2, 3], [1, 0, 3, 2], [0, 1, 2, 3], [2, 3, 0, 1]], dtype=np.int64)
+    big = play_schedule(rules, 4, entrants, seatings, games, seed=7)
+    small = play_schedule(rules, 4, entrants, seatings, games, seed=7, batch=2)
+    for k in big:
+        np.testing.assert_array_equal(big[k], small[k], err_msg=k)
+    for e in (0, 1, 3):                              # identity seating: play_policies' game
+        one = play_policies(rules, 4, entrants, 1, seed=7, first_game_id=int(games[e]))
+        mine = big["batch_row"] == e
+        np.testing.assert_array_equal(big["penalty"][mine], one["penalty"])
+        np.testing.assert_array_equal(big["game_id"][mine], one["game_id"])
+    assert (big["policy_id"][big["batch_row"] == 2][1] == -1)          # entrant 0 sits in seat 1 there

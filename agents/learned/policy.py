@@ -119,6 +119,23 @@ class PolicyValueNet(nn.Module):
         logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
         return logits, self.v(obs).squeeze(-1)
 
+    def legal_logits(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """``forward``'s logits at the pairs ``(rows[k], actions[k])`` only (equal up to float
+        rounding).  A decision has a handful of legal actions among 3762: scoring just those skips
+        the policy head's full product (hidden x 3762 per row) and the critic, most of a forward
+        pass, so a tournament's learned seats play at the speed of the trunk."""
+        z = self.trunk(obs)
+        out = (z[rows] * self.pi.weight[actions]).sum(dim=1) + self.pi.bias[actions]
+        out = out + self.family(z)[rows, self.families[actions]]
+        disc = (actions >= L.A_DISCARD) & (actions < L.A_TACK)
+        if bool(disc.any()):
+            r, t = rows[disc], actions[disc] - L.A_DISCARD
+            cards = obs[r, _CARDS_AT:_CARDS_AT + _CARDS_LEN].reshape(-1, L.N_TYPES, N_CF)[torch.arange(r.shape[0]), t]
+            ctx = self.context(z[r])
+            out = out.clone()
+            out[disc] += self.card(torch.cat([cards, ctx], dim=1)).squeeze(-1)
+        return out
+
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor):
         logits, value = self(obs, mask)
         return torch.distributions.Categorical(logits=logits), value
@@ -141,18 +158,24 @@ class LearnedPolicy:
         obs = np.asarray(obs, dtype=np.float32)
         obs = obs if obs.flags.writeable else obs.copy()
         legal = legal if legal.flags.writeable else legal.copy()
-        logits, _ = self.net(torch.from_numpy(obs), torch.from_numpy(legal))
-        # only the legal entries are scored (a handful of the 3762 per row): Gumbel noise on all
-        # of them cost more than the network's forward pass
+        # only the legal entries are scored (a handful of the 3762 per row), by the network too
+        # (``legal_logits``): the full head and Gumbel noise on every entry cost far more
         B, A = legal.shape
         flat = np.flatnonzero(legal)
         rows = flat // A
-        score = logits.numpy().reshape(-1)[flat].astype(np.float64)
+        counts = np.bincount(rows, minlength=B)
+        # a row with one legal action has nothing to choose (most call windows): no forward pass
+        choice = np.flatnonzero(counts > 1)
+        score = np.zeros(flat.size, dtype=np.float64)
+        if choice.size:
+            pick = counts[rows] > 1
+            local = np.searchsorted(choice, rows[pick])         # the row's place among the choosing rows
+            score[pick] = self.net.legal_logits(torch.from_numpy(obs[choice]), torch.from_numpy(local),
+                                                torch.from_numpy(flat[pick] % A)).numpy()
         if not self.greedy:
             u = np.clip(rng.random(flat.size), 1e-300, 1.0 - 1e-16)
             score -= np.log(-np.log(u))
         order = np.lexsort((-score, rows))          # by row, best first
-        counts = np.bincount(rows, minlength=B)
         first = np.cumsum(counts) - counts
         return flat[order[first]] - np.arange(B, dtype=np.int64) * A
 

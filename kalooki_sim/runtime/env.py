@@ -119,6 +119,11 @@ class KalookiVecEnv:
     episode="hand", reward="hand", rotate=False, seed=0)``; ``reset(seed)`` then ``step(actions)``.
     ``keep_rows=N`` keeps the result rows (``rollout.simulate``'s columns) of the games with ids
     ``first_game_id .. first_game_id + N - 1``: ``result_rows()``.
+
+    ``episode_games`` (int64[E]) schedules the episodes instead: episode ``first_game_id + e`` plays
+    game ``episode_games[e % E]`` at table ``e % T`` (a tournament plays each deal in every seating
+    of its table in one batch); ``game_id`` then counts episodes, and the kept rows are episodes.
+    ``table_streams`` (int64[T, n]): each seat's policy stream per table (default the seat number).
     """
 
     metadata = {"autoreset_mode": "same_step"}
@@ -127,7 +132,7 @@ class KalookiVecEnv:
                  episode: str = "hand", reward: str = "hand", rotate: bool = False, tables=None,
                  table_params=None, seed: int = 0, first_game_id: int = 0, hands_per_match=None,
                  max_hands=None, buy_back="always", check: bool = False, keep_rows: int = 0,
-                 lanes: int | None = None, legal_lists=None):
+                 lanes: int | None = None, legal_lists=None, episode_games=None, table_streams=None):
         from kalooki_sim.core.rules import Rules, load_rules
 
         from .game import check_supported
@@ -177,7 +182,25 @@ class KalookiVecEnv:
         # parameter rows wide enough for any compiled agent (``compiled_actions`` swaps one in)
         table_params = np.asarray(table_params, dtype=np.float64)
         self.table_params = fill_params(self.tables, table_params, "table_params", width=max(N_PARAMS.values()))
-        self.streams = np.tile(np.arange(n, dtype=np.int64), (len(tables), 1))
+        if table_streams is None:
+            self.streams = np.tile(np.arange(n, dtype=np.int64), (len(self.tables), 1))
+        else:
+            self.streams = np.ascontiguousarray(table_streams, dtype=np.int64)
+            if self.streams.shape != self.tables.shape:
+                raise ValueError(f"table_streams must be {self.tables.shape} (tables x seats), got "
+                                 f"{self.streams.shape}")
+            if (self.streams < 0).any() or (self.streams >= 2 ** 20).any():
+                raise ValueError("table_streams must be stream numbers in 0..2**20")
+        if episode_games is None:
+            self.episode_games = np.zeros(0, dtype=np.int64)
+        else:
+            g = np.asarray(episode_games)
+            if g.ndim != 1 or g.size == 0 or g.dtype.kind not in "iu":
+                raise ValueError(f"episode_games must be a non-empty 1-D array of game ids, got shape "
+                                 f"{g.shape} dtype {g.dtype}")
+            if (g < 0).any() or (g > 2 ** 62).any():
+                raise ValueError("episode_games must be game ids in 0..2**62")
+            self.episode_games = np.ascontiguousarray(g, dtype=np.int64)
         self.wants = buy_back_flags(buy_back, n)
         self.hand_limit = match_length(self.rules, "hands" if episode == "hand" else "matches", hands_per_match,
                                        max_hands)
@@ -225,7 +248,7 @@ class KalookiVecEnv:
         tables = loop.Lineup(self.tables, self.table_params, self.streams, self.wants)
         settings = Settings(int(self.seed), int(self.first_game_id), self.keep_rows, self.batch,
                             self.episode == "hand", int(self.hand_limit), int(self.max_steps), self.check,
-                            self.reward_mode == "match")
+                            self.reward_mode == "match", self.episode_games)
         rows = Rows(self.gid, self.wins_seen, self.rewards, self.dones, self.results, self._obs, self._mask,
                     self.legal_ids, self.n_legal, self.seat)
         call = Call(self._actions, self._choice_ids, self._choice_params, self._err)
@@ -381,14 +404,17 @@ class KalookiVecEnv:
         pick = (rng.random(self.batch) * self.n_legal).astype(np.int64)
         return self.legal_ids[np.arange(self.batch), pick].astype(np.int64)
 
-    def result_rows(self):
+    def result_rows(self, with_rows: bool = False):
         """The per-hand rows (``rollout.simulate``'s columns; in match episodes ``(hands, matches)``)
-        of the kept games (``keep_rows``) that have finished."""
+        of the kept games (``keep_rows``) that have finished; ``with_rows`` adds ``batch_row``, the
+        kept episode (``game_id - first_game_id``) a row belongs to."""
         from .rollout import _columns
 
         ids = np.arange(self.first_game_id, self.first_game_id + self.keep_rows, dtype=np.int64)
+        if self.episode_games.size:
+            ids = self.episode_games[(ids - self.first_game_id) % self.episode_games.size]
         return _columns(self.rules, "hands" if self.episode == "hand" else "matches", self._out, ids,
-                        self.n_players, False, 0)
+                        self.n_players, with_rows, 0)
 
     def nbytes(self) -> int:
         """Memory held by the batch (state, loop and env buffers)."""

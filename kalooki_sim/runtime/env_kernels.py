@@ -75,9 +75,12 @@ def _publish_legal(lane_mask, row_mask, ids, n_legal, b):
 
 
 class Settings(NamedTuple):
-    """The environment's fixed settings (scalars): the seed and first game id, how many games keep
-    result rows (``n_out``), the stride between a row's games (the batch), single hands or matches,
-    the match's hand limit, a hand's step budget, invariant checks, match rewards."""
+    """The environment's fixed settings: the seed and first episode (``first_gid``), how many
+    episodes keep result rows (``n_out``), the stride between a row's episodes (the batch), single
+    hands or matches, the match's hand limit, a hand's step budget, invariant checks, match
+    rewards; and ``games`` (int64[E]), an explicit schedule: episode ``first_gid + e`` plays game
+    ``games[e % E]`` at table ``e % T`` (a tournament's deals in all their seatings); empty, episode
+    ``g`` is game ``g`` at table ``g % T``."""
 
     seed: int
     first_gid: int
@@ -88,6 +91,7 @@ class Settings(NamedTuple):
     max_steps: int
     check: bool
     reward_match: bool
+    games: np.ndarray
 
 
 class Rows(NamedTuple):
@@ -129,12 +133,19 @@ class Scratch(NamedTuple):
 
 @njit(_nrt=False)
 def _begin(state, rv, b, sheet, seating, ctx, tables, settings, wins_seen, gid):
-    """Deal game ``gid`` on row ``b`` with its table's lineup (game ``gid`` sits at table
-    ``gid % T`` of ``tables``).  Its result rows go to output row ``gid - first_gid`` when that is
-    below ``n_out`` (tests compare them with ``simulate``)."""
-    t = gid % tables.seats.shape[0]
-    fh = gid % rv[R_N_ROUNDS] if settings.single_hand else -1
+    """Deal episode ``gid`` on row ``b`` with its table's lineup (``Settings``: game ``gid`` at
+    table ``gid % T`` of ``tables``, or the schedule's game and table).  Its result rows go to
+    output row ``gid - first_gid`` when that is below ``n_out`` (tests compare them with
+    ``simulate``)."""
+    n_tables = tables.seats.shape[0]
+    t = gid % n_tables
     o = gid - settings.first_gid
+    n_sched = settings.games.shape[0]
+    if n_sched > 0:
+        e = o % n_sched
+        t = e % n_tables
+        gid = settings.games[e]
+    fh = gid % rv[R_N_ROUNDS] if settings.single_hand else -1
     if o < 0 or o >= settings.n_out:
         o = -1
     lineup = Lineup(tables.seats[t], tables.params[t], tables.streams[t], tables.wants)

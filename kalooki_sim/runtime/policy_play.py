@@ -21,7 +21,7 @@ import numpy as np
 
 from .env import LEARNER, KalookiVecEnv
 
-__all__ = ["play_policies", "policy_actions"]
+__all__ = ["play_policies", "play_schedule", "policy_actions"]
 
 
 def policy_actions(policy, obs, legal, rng) -> np.ndarray:
@@ -89,3 +89,54 @@ def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, 
                 actions[rows] = policy_actions(pol, obs[rows], mask[rows], rng)
         obs, mask, _, _, info = env.step(actions)
     return env.result_rows()
+
+
+def play_schedule(rules, n_players: int, entrants, seatings, games, seed: int = 0, *, mode: str = "hands",
+                  batch: int = 1024, hands_per_game=None, max_hands=None, buy_back: str = "always"):
+    """Episode ``e`` plays game ``games[e]`` with entrant ``seatings[e, s]`` in seat ``s``, all
+    episodes in one lockstep batch: ``entrants[i]`` is a strategy name (compiled, played inside
+    the loop on entrant ``i``'s own random stream, as in ``rollout.simulate(streams=...)``) or a
+    ``Policy``.  At every step each policy acts once, on every row where one of its seats decides
+    (one forward pass of a network over the whole batch), so a tournament's learned entrants play
+    at the network's batched speed.  Returns ``simulate``'s columns with ``batch_row`` = ``e``."""
+    from kalooki_sim.agents.base import EXTERNAL
+
+    from .strategies import lineup
+
+    n = int(n_players)
+    seatings = np.ascontiguousarray(seatings, dtype=np.int64)
+    games = np.ascontiguousarray(games, dtype=np.int64)
+    E = len(games)
+    if seatings.shape != (E, n):
+        raise ValueError(f"seatings must be {E} x {n} (episodes x seats), got {seatings.shape}")
+    is_policy = [not isinstance(x, str) for x in entrants]
+    for x, pol in zip(entrants, is_policy):
+        if pol and not callable(getattr(x, "act", None)):
+            raise TypeError(f"entrant {x!r} is neither a strategy name nor a Policy (an object with act())")
+    if mode not in ("hands", "matches"):
+        raise ValueError(f"mode must be 'hands' or 'matches', not {mode!r}")
+    names = [x if not pol else "random" for x, pol in zip(entrants, is_policy)]
+    _, ids, params = lineup(names)
+    ids = np.where(is_policy, EXTERNAL, ids)
+    B = max(1, min(int(batch), E))
+    env = KalookiVecEnv(rules, n, batch=B, tables=ids[seatings], table_params=params[seatings],
+                        table_streams=seatings, episode_games=games, episode="hand" if mode == "hands" else "match",
+                        seed=seed, keep_rows=E, hands_per_match=hands_per_game, max_hands=max_hands,
+                        buy_back=buy_back)
+    policies = [i for i, pol in enumerate(is_policy) if pol]
+    rng = np.random.default_rng(seed)
+    obs, mask, info = env.reset()
+    actions = np.zeros(B, dtype=np.int64)
+    while True:
+        live = env.game_id < E
+        if not live.any():
+            break
+        # rows past the schedule replay it unkept: any legal action will do, no policy is asked
+        actions[~live] = env.legal_ids[~live, 0]
+        who = seatings[np.minimum(env.game_id, E - 1), info["seat"]]
+        for i in policies:
+            rows = np.flatnonzero(live & (who == i))
+            if rows.size:
+                actions[rows] = policy_actions(entrants[i], obs[rows], mask[rows], rng)
+        obs, mask, _, _, info = env.step(actions)
+    return env.result_rows(with_rows=True)

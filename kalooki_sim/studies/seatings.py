@@ -20,7 +20,8 @@ any balanced design can have (a multiple of ``n`` for the seats, of ``n - 1`` fo
 * ``n = 6``: no sharply 2-transitive set of degree 6 exists (it would give a projective plane of
   order 6, which Tarry's theorem rules out).  The Mobius maps ``x -> (a x + b) / (c x + d)`` of the
   projective line over the field of 5 (six points) form a sharply 3-transitive group, which puts
-  every ordered pair of places on every ordered pair of seats 4 times: 120 seatings.
+  every ordered pair of places on every ordered pair of seats 4 times: 120 seatings.  (A design
+  balanced only for seats and relative positions might do with 30 or 60; none is known here.)
 
 ``check_balanced`` verifies both properties by counting, and the tests run it for every size.
 """

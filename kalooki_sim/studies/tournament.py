@@ -240,12 +240,12 @@ def _frames(rules, out, mode, where, labels, names):
 def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names, max_hands, hands_per_match,
                 buy_back, policies, agent_names):
     """``play_seatings`` with learned entrants: the deals whose table has none run in the compiled
-    batch as usual; every other deal is played, once per seating of its table, by ``play_policies``
-    on the deal id as game id (runs of consecutive deals with the same table share one call).  The
-    rows are those of the compiled path (``policy_id`` -1 for a learned seat), ordered by deal and
-    seating.  The compiled seats of a learned table draw on the env's per-seat random streams, not
-    on the entrant's own stream as in the compiled batch (deterministic all the same)."""
-    from kalooki_sim.runtime.policy_play import play_policies
+    batch as usual; every seating of every other deal is an episode of one lockstep batch
+    (``policy_play.play_schedule``, the deal id as game id), where each network acts once per step
+    over all its rows.  The compiled seats of those tables draw on their entrant's own random
+    stream, as in the compiled batch, so the rows are those of the compiled path (``policy_id`` -1
+    for a learned seat), ordered by deal and seating."""
+    from kalooki_sim.runtime.policy_play import play_schedule
 
     if agent_names is None:
         raise ValueError("learned entrants need agent_names (the strategy name of every entrant)")
@@ -260,29 +260,20 @@ def _play_mixed(rules, n, labels, ids, params, deals, seed, mode, strategy_names
                              hands_per_match, buy_back)
         seat_parts.append(a)
         hand_parts.append(b)
-    extra = _match_extra(rules, mode, max_hands, hands_per_match, buy_back)
-    idx = np.flatnonzero(learned)
-    # runs of consecutive deals with the same table
-    runs, start = [], 0
-    for j in range(1, len(idx) + 1):
-        if (j == len(idx) or deals[idx[j]] != deals[idx[j - 1]] + 1
-                or not np.array_equal(sched[idx[j], 0], sched[idx[start], 0])):
-            runs.append(idx[start:j])
-            start = j
-    for run in runs:
-        first, k = int(deals[run[0]]), len(run)
-        for r in range(sched.shape[1]):
-            table = sched[run[0], r]
-            seats = [policies[e] if e in policies else str(agent_names[e]) for e in table]
-            out = play_policies(rules, n, seats, k, seed, mode=mode, first_game_id=first, **extra)
+    if learned.any():
+        S = sched.shape[1]
+        seatings = sched[learned].reshape(-1, n)
+        entrants = [policies[e] if e in policies else str(agent_names[e]) for e in range(len(labels))]
+        out = play_schedule(rules, n, entrants, seatings, np.repeat(deals[learned], S), seed, mode=mode,
+                            **_match_extra(rules, mode, max_hands, hands_per_match, buy_back))
 
-            def where(cols, r=r, table=table):      # every row of this call: seating r of one table
-                m = len(cols["seat"])
-                return np.full(m, r, dtype=np.int64), np.broadcast_to(table, (m, n))
+        def where(cols):                        # an episode's seating, and its seat -> entrant table
+            r = np.asarray(cols["batch_row"])
+            return r % S, seatings[r]
 
-            a, b = _frames(rules, out, mode, where, labels, names)
-            seat_parts.append(a)
-            hand_parts.append(b)
+        a, b = _frames(rules, out, mode, where, labels, names)
+        seat_parts.append(a)
+        hand_parts.append(b)
 
     def join(parts):
         df = pd.concat(parts, ignore_index=True)
@@ -371,32 +362,34 @@ def run_tournament(cfg: TournamentConfig, resume: bool = False, progress: bool =
         lead = max(win, key=lambda a: win[a][0] / win[a][1])
         bar.set_postfix_str(f"leader {lead} {win[lead][0] / win[lead][1]:.3f}")
 
-    stop = None
+    on_result, stop = leader, None
     if cfg.until_decided:
-        done = run.done_shards("seats")
-        frames = [run.read_table("seats")] if done else []
-
-        def on_result(task, tables, bar):
-            leader(task, tables, bar)
-            done.add(task.shard)
-            frames.append(tables["seats"])
-
-        def stop():
-            upto = _played_without_gap(cfg, done)
-            return bool(upto) and (sequential_tests(pd.concat(frames), cfg, upto)["decision"] != "undecided").all()
-
-        if stop():
-            return _finish(run, cfg, rules, results)
-    run_tasks(run, tasks(cfg, rules), backend=backend, progress=progress, desc=f"{rules.name} tournament",
-              unit=" deals", warm=lambda: play_deals(cfg, rules, 0, 1),
-              on_result=on_result if cfg.until_decided else leader, stop=stop, **backend_opts)
-    return _finish(run, cfg, rules, results)
-
-
-def _finish(run: RunDir, cfg: TournamentConfig, rules, results: bool) -> RunDir:
+        on_result, stop = _until_decided(run, cfg, leader)
+    if stop is None or not stop():                   # (a resumed run may have decided already)
+        run_tasks(run, tasks(cfg, rules), backend=backend, progress=progress, desc=f"{rules.name} tournament",
+                  unit=" deals", warm=lambda: play_deals(cfg, rules, 0, 1), on_result=on_result, stop=stop,
+                  **backend_opts)
     if results:
         analyse(run, cfg, rules)
     return run
+
+
+def _until_decided(run: RunDir, cfg: TournamentConfig, leader):
+    """The runner's hooks of a sequential tournament: ``on_result`` keeps every shard's rows,
+    ``stop`` asks the tests on the deals played without a gap whether every pair is decided."""
+    done = run.done_shards("seats")
+    frames = [run.read_table("seats")] if done else []
+
+    def on_result(task, tables, bar):
+        leader(task, tables, bar)
+        done.add(task.shard)
+        frames.append(tables["seats"])
+
+    def stop() -> bool:
+        upto = _played_without_gap(cfg, done)
+        return bool(upto) and (sequential_tests(pd.concat(frames), cfg, upto)["decision"] != "undecided").all()
+
+    return on_result, stop
 
 
 def analyse(run: RunDir, cfg: TournamentConfig, rules=None, write: bool = True) -> dict[str, pd.DataFrame]:
