@@ -481,3 +481,17 @@ def test_cards_section_matches_definitions(preset):
             np.testing.assert_allclose(obs[b, o_scal + 31:o_scal + 35], scal, rtol=1e-6, atol=1e-6)
         obs, mask, rew, done, info = env.step(env.random_actions(rng))
     assert plays > 100 and tops > 100
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(episode_games=[]), "episode_games must be a non-empty 1-D array"),
+    (dict(episode_games=[[1, 2]]), "episode_games must be a non-empty 1-D array"),
+    (dict(episode_games=[1.5]), "episode_games must be a non-empty 1-D array"),
+    (dict(episode_games=[-1]), "episode_games must be game ids"),
+    (dict(table_streams=[[0, 1, 2]]), "table_streams must be"),
+    (dict(table_streams=[[0, 1, 2, -3]]), "table_streams must be stream numbers"),
+])
+def test_schedule_arguments_are_checked(kw, msg):
+    tables = np.array([[-1, 1, 1, 1]], dtype=np.int64)            # -1: the learner seat (EXTERNAL)
+    with pytest.raises(ValueError, match=msg):
+        KalookiVecEnv("caribbean", 4, batch=2, tables=tables, **kw)
