@@ -11,19 +11,15 @@ Named views (``laid_down``, ``calls_used``, ``phase``, ...) are numpy views into
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
 
 from . import layout as L
 
-ARRAY_FIELDS = ("gs", "ps", "hands", "stock", "disc", "disc_by", "minfo", "mcards", "mas", "plan",
-                "plan_n", "hscore", "hwin", "work")
-
-
 class StateArrays(NamedTuple):
-    """The kernels' view of a ``State`` (fields in ``ARRAY_FIELDS`` order)."""
+    """The kernels' view of a ``State``: the same fields, in the same order (checked below)."""
 
     gs: np.ndarray
     ps: np.ndarray
@@ -39,6 +35,9 @@ class StateArrays(NamedTuple):
     hscore: np.ndarray
     hwin: np.ndarray
     work: np.ndarray
+
+
+ARRAY_FIELDS = StateArrays._fields
 
 
 @dataclass
@@ -111,3 +110,7 @@ class State:
     laid_down = property(lambda s: s.ps[:, :, L.PS_LAID])
     calls_used = property(lambda s: s.ps[:, :, L.PS_CALLS])
     totals = property(lambda s: s.ps[:, :, L.PS_TOTAL])
+
+
+# the readable dataclass and the kernels' tuple are two views of one layout: they cannot drift apart
+assert tuple(f.name for f in fields(State)) == ARRAY_FIELDS, "State and StateArrays list different arrays"
