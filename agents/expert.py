@@ -9,7 +9,8 @@ What it adds to greedy (``agents.greedy``), parameter by parameter (row index: n
    usefulness (greedy's count of partners held) plus ``count_weight`` times its *live potential*:
    the unseen copies of the cards that would meld with it (its rank in other suits, its suit one
    and two ranks away, the latter at ``gap_weight``), each as a share of the copies the deck has.
-   "Seen" is what is public now: the discard pile, the table melds and the own hand.  Cards whose
+   "Seen" is what is public now: the discard pile, the table melds, the own hand and the cards
+   the others are known to hold (``state.shown``: taken from the pile or the table in sight).  Cards whose
    partners are dead are discarded first; nothing is waited for that cannot come.
 5. ``defense`` — never feed: a discard's worth rises by ``defense`` times the share of opponents
    who could take it: in the call variants every opponent not yet laid down with calls left
@@ -74,7 +75,7 @@ from .greedy import (
 )
 from .known import is_legal
 from .measures import (
-    THROWN_LEN, _wants, card_usefulness, contract_shortfall, feed_share, live_potential, seen_counts, shortfall_with,
+    THROWN_LEN, _wants, add_shown, card_usefulness, contract_shortfall, feed_share, live_potential, seen_counts, shortfall_with,
     thrown_bits,
 )
 
@@ -150,6 +151,7 @@ def expert_discard(params, state, rv, g, seat, known, rnd, contract, gapw):
     seen = known[_KNOWN_SEEN:_KNOWN_SEEN + N_TYPES]
     if cw > 0.0:
         seen_counts(gs, hands, disc, minfo, mcards, g, seat, seen)
+        add_shown(gs, state.shown, g, seat, seen)
     thrown = known[_KNOWN_THROWN:_KNOWN_THROWN + THROWN_LEN]
     if defense > 0.0:
         thrown_bits(gs, disc, disc_by, g, thrown)

@@ -408,6 +408,16 @@ def seen_counts(gs, hands, disc, minfo, mcards, g, seat, seen):
 
 
 @njit(_nrt=False)
+def add_shown(gs, shown, g, seat, seen):
+    """Add to ``seen`` the cards the other seats are known to hold (``state.shown``: taken from
+    the pile or the table in everyone's sight and not put down since): not coming to ``seat``."""
+    for o in range(gs[g, G_NP]):
+        if o != seat:
+            for t in range(N_TYPES):
+                seen[t] += shown[g, o, t]
+
+
+@njit(_nrt=False)
 def live_potential(rv, seen, t, gapw):
     """Unseen copies of the naturals that meld with ``t`` (its rank in the other suits — and its
     own suit where sets may repeat one —; its suit one rank away, and two ranks away at

@@ -35,6 +35,12 @@ phase and checks the vector does not move):
   which a joker (a run joker's meaning is its position), for a set the suits of its naturals and
   the suits its jokers were declared as; plus the count of each natural on the table.
 
+* (version 4, section ``shown``) for every seat, relative as above, the copies of each type it is
+  known to hold (``state.shown``: taken from the pile or the table in sight and not put down
+  since).  Appended after the cards section, so version 3 is the first ``OBS_WIDTHS[3]`` features
+  of version 4, unchanged (its card counting in ``cards`` stays that of version 3: pile, table,
+  own hand), and a network trained on version 3 reads that prefix.
+
 Cards "gone by" (discarded earlier and no longer in the pile) are public as the union of the
 pile-taken sets above and the reshuffle count; the encoder does not keep a separate history.
 
@@ -71,9 +77,10 @@ from .measures import (
     sf_changed, sf_prepare, shortfall_with, thrown_bits,
 )
 
-__all__ = ["OBS_VERSION", "OBS_DIM", "SECTIONS", "N_CF", "CF_NAMES", "WORK_LEN", "encode", "encode_view"]
+__all__ = ["OBS_VERSION", "OBS_DIM", "OBS_WIDTHS", "SECTIONS", "N_CF", "CF_NAMES", "WORK_LEN", "encode", "encode_view"]
 
-OBS_VERSION = 3          # 2: the lay-down section (what plan 0 would lay); 3: the cards section
+OBS_VERSION = 4          # 2: the lay-down section (what plan 0 would lay); 3: the cards section;
+                         # 4: the shown section (cards each seat is known to hold), appended
 
 N_PHASES = 6
 N_RECENT = 4            # last cards of the pile, with who threw them
@@ -103,7 +110,11 @@ O_CARDS = O_LAY + N_TYPES
 CF_NAMES = ("held", "penalty", "shortfall_out", "usefulness", "live", "feed")
 CF_HELD, CF_PEN, CF_SF_OUT, CF_USE, CF_LIVE, CF_FEED = range(len(CF_NAMES))
 N_CF = len(CF_NAMES)
-OBS_DIM = O_CARDS + N_TYPES * N_CF
+O_SHOWN = O_CARDS + N_TYPES * N_CF
+OBS_DIM = O_SHOWN + P_MAX * N_TYPES
+# every version still read, and its width: each earlier layout is the start of the current one
+# (sections are only ever appended), so a network trained on it reads ``obs[:, :width]``
+OBS_WIDTHS = {3: O_SHOWN, OBS_VERSION: OBS_DIM}
 GAP_WEIGHT = 0.5        # usefulness and live potential weigh a partner two ranks away as greedy does
 # the encoder's scratch per row (int64): the copies of each type the seat has seen, what each seat
 # has thrown (``agents.expert.thrown_bits``), the incremental shortfall's workspace
@@ -117,7 +128,7 @@ SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scala
             "hand": (O_HAND, N_TYPES), "pile": (O_PILE, N_TYPES), "top": (O_TOP, N_TYPES),
             "recent": (O_RECENT, N_RECENT * (N_TYPES + P_MAX)), "seats": (O_SEATS, P_MAX * F_SEAT),
             "melds": (O_MELDS, M_MAX * F_MELD), "table": (O_TABLE, N_TYPES), "lay": (O_LAY, N_TYPES),
-            "cards": (O_CARDS, N_TYPES * N_CF)}
+            "cards": (O_CARDS, N_TYPES * N_CF), "shown": (O_SHOWN, P_MAX * N_TYPES)}
 
 
 @njit(_nrt=False, inline="always")
@@ -306,6 +317,13 @@ def _encode(state, rv, b, seat, sheet, ctx, lay_ok, work, out, dirty_melds):
             for t in range(N_TYPES):
                 out[O_LAY + t] = plan_count(plan[b], nm, t) / 2.0
     _cards(gs, ps, hands, disc, disc_by, minfo, mcards, rv, b, seat, work, out)
+    # ---- the cards each seat (relative) is known to hold: taken in sight, not put down since
+    shown = state.shown
+    for i in range(n):
+        o = O_SHOWN + _rel(i, seat, n) * N_TYPES
+        for t in range(N_TYPES):
+            if shown[b, i, t] > 0:
+                out[o + t] = shown[b, i, t] / 2.0
     return seat
 
 

@@ -36,8 +36,9 @@ def _encode(env, st, sheet, ctx):
 
 
 def _redeal(st, b: int, rng) -> bool:
-    """Shuffle the cards row ``b``'s deciding seat cannot see (the other seats' hands and the
-    stock) among those places, keeping every hand's size; True if a hand changed."""
+    """Shuffle the cards row ``b``'s deciding seat cannot see (the other seats' hands, less the
+    cards each is known to hold, and the stock) among those places, keeping every hand's size and
+    its known cards; True if a hand changed."""
     seat = int(st.gs[b, L.G_TO_ACT])
     n = int(st.gs[b, L.G_NP])
     others = [i for i in range(n) if i != seat]
@@ -45,13 +46,14 @@ def _redeal(st, b: int, rng) -> bool:
     pool = list(st.stock[b, :ns].astype(np.int64))
     sizes = []
     for i in others:
-        sizes.append(int(st.hands[b, i].sum()))
-        pool += list(np.repeat(np.arange(L.N_TYPES), st.hands[b, i]))
+        hidden = st.hands[b, i].astype(np.int64) - st.shown[b, i]
+        sizes.append(int(hidden.sum()))
+        pool += list(np.repeat(np.arange(L.N_TYPES), hidden))
     pool = rng.permutation(np.array(pool, dtype=np.int64))
     before = st.hands[b].copy()
     k = 0
     for i, size in zip(others, sizes):
-        st.hands[b, i] = np.bincount(pool[k:k + size], minlength=L.N_TYPES)
+        st.hands[b, i] = st.shown[b, i] + np.bincount(pool[k:k + size], minlength=L.N_TYPES)
         k += size
     st.stock[b, :ns] = pool[k:]
     return not np.array_equal(before, st.hands[b])
@@ -75,9 +77,10 @@ def test_observation_never_reads_hidden_cards(preset):
     obs, mask, info = env.reset()
     rng = np.random.default_rng(5)
     seen = {ph: 0 for ph in PHASES}
-    changed = moved_own = 0
+    changed = moved_own = shown = 0
     for step in range(400):
         st = env.la.state
+        shown += int((st.shown.sum(axis=(1, 2)) > 0).sum())   # rows where the known cards matter
         same = _encode(env, st, env.la.sheet, env.la.ctx)
         np.testing.assert_array_equal(same, obs)            # the env's obs is the encoder's
         hid = _copy_state(env)
@@ -112,11 +115,11 @@ def test_observation_never_reads_hidden_cards(preset):
             want |= {L.PH_CALL, L.PH_ALLOW}
         if rules.dealer_may_swap_upcard:
             want.add(L.PH_UPSWAP)
-        if step >= 50 and all(seen[ph] >= 3 for ph in want):
+        if step >= 50 and shown >= 20 and all(seen[ph] >= 3 for ph in want):
             break
     missing = [PHASES[ph] for ph in want if seen[ph] < 3]
     assert not missing, f"{preset}: phases never reached by the learner: {missing} ({seen})"
-    assert changed > 0 and moved_own > 0
+    assert changed > 0 and moved_own > 0 and shown >= 20
 
 
 @pytest.mark.parametrize("preset,n,episode,extra", [

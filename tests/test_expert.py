@@ -103,9 +103,15 @@ def test_expert_ideas_change_the_games():
 # the measures against their definitions
 
 
-def _py_seen(A, g, seat):
+def _py_seen(A, g, seat, with_shown=False):
+    """What ``seat`` can place: its hand, the pile, the table (``seen_counts``), and with
+    ``with_shown`` the cards the others were seen to take and still hold (the expert's count)."""
     gs, hands, disc, minfo, mcards = A[0], A[2], A[4], A[6], A[7]
     seen = [int(x) for x in hands[g, seat]]
+    if with_shown:
+        for o in range(gs[g, L.G_NP]):
+            if o != seat:
+                seen = [x + int(y) for x, y in zip(seen, A.shown[g, o])]
     for i in range(gs[g, L.G_DISC_N]):
         seen[int(disc[g, i])] += 1
     for m in range(gs[g, L.G_N_MELDS]):
@@ -179,7 +185,7 @@ def _py_discard(A, rv, g, seat, row, legal):
     laid = ps[g, seat, L.PS_LAID] == 1
     gapw = row[3] if row[3] > 0 else 0.5
     cw, defense, dump, threat, late, sf_weight = row[4], row[5], row[6], row[7], row[8], row[13]
-    seen = _py_seen(A, g, seat)
+    seen = _py_seen(A, g, seat, with_shown=True)
     dz = dump * _py_danger(A, g, seat, threat, late) if dump > 0 else 0.0
     rnd = gs[g, L.G_ROUND]
     base = contract_shortfall(hands, rv, g, seat, rnd) if contract and not laid else 0

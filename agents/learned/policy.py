@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from kalooki_sim.agents.observation import N_CF, OBS_DIM, OBS_VERSION, SECTIONS
+from kalooki_sim.agents.observation import N_CF, OBS_DIM, OBS_VERSION, OBS_WIDTHS, SECTIONS
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.layout import N_ACTIONS
 
@@ -109,6 +109,7 @@ class PolicyValueNet(nn.Module):
     def forward(self, obs: torch.Tensor, mask: torch.Tensor):
         """``(logits, value)``: logits of illegal actions at the lowest float, so the softmax gives
         them probability 0 and an argmax never picks them (a row needs one legal action)."""
+        obs = obs[:, :self.obs_dim]         # a network of an earlier layout reads its prefix (OBS_WIDTHS)
         z = self.trunk(obs)
         logits = self.pi(z) + self.family(z)[:, self.families]
         cards = obs[:, _CARDS_AT:_CARDS_AT + _CARDS_LEN].reshape(obs.shape[0], L.N_TYPES, N_CF)
@@ -124,6 +125,7 @@ class PolicyValueNet(nn.Module):
         rounding).  A decision has a handful of legal actions among 3762: scoring just those skips
         the policy head's full product (hidden x 3762 per row) and the critic, most of a forward
         pass, so a tournament's learned seats play at the speed of the trunk."""
+        obs = obs[:, :self.obs_dim]
         z = self.trunk(obs)
         out = (z[rows] * self.pi.weight[actions]).sum(dim=1) + self.pi.bias[actions]
         out = out + self.family(z)[rows, self.families[actions]]
@@ -180,12 +182,20 @@ class LearnedPolicy:
         return flat[order[first]] - np.arange(B, dtype=np.int64) * A
 
 
+def _version_of(obs_dim: int) -> int:
+    """The observation version a network of input width ``obs_dim`` was built for."""
+    for version, width in OBS_WIDTHS.items():
+        if width == obs_dim:
+            return version
+    raise ValueError(f"no observation version has {obs_dim} features (versions: {OBS_WIDTHS})")
+
+
 def save_checkpoint(path, net: PolicyValueNet, rules, *, extra: dict | None = None) -> Path:
     """Write ``net`` with the rules digest, observation version and sizes (module docstring)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = {"format": CHECKPOINT_FORMAT, "rules_digest": rules.digest(), "rules_name": rules.name,
-            "obs_version": OBS_VERSION, "obs_dim": net.obs_dim, "n_actions": net.n_actions,
+            "obs_version": _version_of(net.obs_dim), "obs_dim": net.obs_dim, "n_actions": net.n_actions,
             "hidden": list(net.hidden), "card_hidden": net.card_hidden, "card_context": net.card_context,
             "state_dict": net.state_dict(), "extra": dict(extra or {})}
     tmp = path.with_name(path.name + ".tmp")
@@ -226,11 +236,11 @@ def load_checkpoint(path, rules) -> tuple[PolicyValueNet, dict]:
             f"{path} was trained on rules {blob['rules_name']!r} (digest {blob['rules_digest']}), not on "
             f"{rules.name!r} (digest {rules.digest()}): a policy is only valid for the rules it learned; "
             f"load it with those rules or train one for these")
-    if blob["obs_version"] != OBS_VERSION or blob["obs_dim"] != OBS_DIM:
+    if OBS_WIDTHS.get(blob["obs_version"]) != blob["obs_dim"]:
         raise CheckpointMismatch(
             f"{path} expects observation version {blob['obs_version']} ({blob['obs_dim']} features) but "
-            f"this build encodes version {OBS_VERSION} ({OBS_DIM} features): retrain, or use the build "
-            f"it was trained with")
+            f"this build encodes version {OBS_VERSION} ({OBS_DIM} features) and reads versions "
+            f"{sorted(OBS_WIDTHS)}: retrain, or use the build it was trained with")
     if blob["n_actions"] not in (N_ACTIONS, _N_ACTIONS_BEFORE_LOW_JOKER):
         raise CheckpointMismatch(f"{path} has {blob['n_actions']} action logits, this engine {N_ACTIONS} "
                                  f"actions: retrain for this engine")

@@ -22,7 +22,7 @@ from .layout import (
     A_SHIFT, A_TACK, A_TACK_LOW, A_UPSWAP, EV_NONE, EV_WENT_OUT, G_ACTIVE, G_AFTER_ALLOW, G_CALL_DONE, G_CALLER,
     G_DISC_N, G_FREED, G_LAID_THIS_TURN, G_LAST_EVENT, G_MANIPS, G_N_MELDS, G_NP, G_OPEN_DEBT, G_OWED, G_PHASE,
     G_PLAN_DEBT, G_STEPS, G_TAKEN, G_TAKEN_MUST, G_TO_ACT, JOKER, L_MAX, MI_HI, MI_KEY, MI_KIND, MI_LEN, MI_LO, MI_NJ,
-    MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_TYPES, PH_ALLOW, PH_DRAW, PH_UPSWAP, PS_CALLS, PS_LAID,
+    MI_OWNER, MK_JSET, MK_RUN, MK_SET, N_TYPES, PH_ALLOW, PH_DRAW, PH_UPSWAP, PS_CALLS, PS_LAID, W_HELD,
 )
 from .legality import check_action, draw_mode
 from .manipulation import _manip_apply, _placed_type, _set_swap_slot, _swap_joker_out
@@ -46,8 +46,16 @@ def _settle_placed(gs, g, t, n):
         gs[g, G_TAKEN] = -1
 
 
+@njit(_nrt=False, inline="always")
+def _unshow(shown, g, p, t, n):
+    """``n`` copies of type ``t`` left seat ``p``'s hand: that many fewer are known to be there
+    (the copies of a type look alike, so any of them may have been the one seen taken)."""
+    k = shown[g, p, t] - n
+    shown[g, p, t] = k if k > 0 else 0
+
+
 @njit(_nrt=False)
-def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g):
+def _apply_lay(gs, ps, hands, shown, minfo, mcards, mas, plan, plan_n, g):
     """Put the offered plan on the table as new melds owned by the active player."""
     p = gs[g, G_ACTIVE]
     for i in range(plan_n[g, 0]):
@@ -69,10 +77,12 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g):
                 if (jmask >> q) & 1:
                     mcards[g, m, q] = JOKER
                     hands[g, p, JOKER] -= 1
+                    _unshow(shown, g, p, JOKER, 1)
                     nj += 1
                 else:
                     mcards[g, m, q] = typ
                     hands[g, p, typ] -= 1
+                    _unshow(shown, g, p, typ, 1)
             minfo[g, m, MI_KIND] = MK_RUN
             minfo[g, m, MI_KEY] = s
             minfo[g, m, MI_LO] = lo
@@ -88,6 +98,7 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g):
                     mcards[g, m, n] = typ
                     mas[g, m, n] = typ
                     hands[g, p, typ] -= 1
+                    _unshow(shown, g, p, typ, 1)
                     n += 1
             minfo[g, m, MI_KIND] = MK_SET
             minfo[g, m, MI_KEY] = r
@@ -98,6 +109,7 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g):
                 mas[g, m, n] = set_joker_meaning(minfo, mas, g, m)
                 mcards[g, m, n] = JOKER
                 hands[g, p, JOKER] -= 1
+                _unshow(shown, g, p, JOKER, 1)
                 n += 1
                 minfo[g, m, MI_LEN] = n
             minfo[g, m, MI_HI] = n - 1
@@ -107,6 +119,7 @@ def _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g):
             for c in range(nj):
                 mcards[g, m, c] = JOKER
                 hands[g, p, JOKER] -= 1
+                _unshow(shown, g, p, JOKER, 1)
             minfo[g, m, MI_KIND] = MK_JSET
             minfo[g, m, MI_KEY] = -1
             minfo[g, m, MI_LO] = 0
@@ -136,7 +149,7 @@ def apply_action(state, rv, g, a):
     check is a sizeable share of a hand.  An unchecked illegal action corrupts the state."""
     gs, ps, hands, stock, disc, disc_by = state.gs, state.ps, state.hands, state.stock, state.disc, state.disc_by
     minfo, mcards, mas, plan, plan_n = state.minfo, state.mcards, state.mas, state.plan, state.plan_n
-    hscore, hwin, work = state.hscore, state.hwin, state.work
+    hscore, hwin, work, shown = state.hscore, state.hwin, state.work, state.shown
     gs[g, G_STEPS] += 1
     gs[g, G_LAST_EVENT] = EV_NONE
     act = gs[g, G_ACTIVE]
@@ -148,7 +161,9 @@ def apply_action(state, rv, g, a):
             t = a - A_UPSWAP
             top = gs[g, G_DISC_N] - 1
             hands[g, dealer, disc[g, top]] += 1
+            shown[g, dealer, disc[g, top]] += 1
             hands[g, dealer, t] -= 1
+            _unshow(shown, g, dealer, t, 1)
             disc[g, top] = t
         _start_turn(gs, ps, disc_by, minfo, plan_n, rv, g, act)
         return 0
@@ -167,6 +182,7 @@ def apply_action(state, rv, g, a):
         c = gs[g, G_CALLER]
         top = gs[g, G_DISC_N] - 1
         hands[g, c, disc[g, top]] += 1
+        shown[g, c, disc[g, top]] += 1
         disc[g, top] = -1
         disc_by[g, top] = -1
         gs[g, G_DISC_N] = top
@@ -185,6 +201,7 @@ def apply_action(state, rv, g, a):
         top = gs[g, G_DISC_N] - 1
         t = np.int64(disc[g, top])
         hands[g, act, t] += 1
+        shown[g, act, t] += 1
         disc[g, top] = -1
         disc_by[g, top] = -1
         gs[g, G_DISC_N] = top
@@ -197,7 +214,7 @@ def apply_action(state, rv, g, a):
     elif a == A_DRAW_STOCK:
         x = _pop_stock(gs, stock, disc, disc_by, rv, g, rv[R_KEEP_TOP_DISCARD_ON_RESHUFFLE] == 1)
         if x < 0:
-            _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
+            _void_deal(gs, ps, hands, shown, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g)
             return 0
         hands[g, act, x] += 1
         _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work, rv, g)
@@ -207,6 +224,7 @@ def apply_action(state, rv, g, a):
         top = gs[g, G_DISC_N] - 1
         t = np.int64(disc[g, top])
         hands[g, act, t] += 1
+        shown[g, act, t] += 1
         disc[g, top] = -1
         disc_by[g, top] = -1
         gs[g, G_DISC_N] = top
@@ -236,10 +254,11 @@ def apply_action(state, rv, g, a):
         if a < A_DISCARD:
             if ps[g, act, PS_LAID] == 0:
                 gs[g, G_OPEN_DEBT] = gs[g, G_PLAN_DEBT]      # A43: lay-offs complete the opening
-            _apply_lay(gs, ps, hands, minfo, mcards, mas, plan, plan_n, g)
+            _apply_lay(gs, ps, hands, shown, minfo, mcards, mas, plan, plan_n, g)
         elif a < A_TACK:
             t = a - A_DISCARD
             hands[g, act, t] -= 1
+            _unshow(shown, g, act, t, 1)
             k = gs[g, G_DISC_N]
             disc[g, k] = t
             disc_by[g, k] = act
@@ -256,8 +275,17 @@ def apply_action(state, rv, g, a):
             if gs[g, G_OPEN_DEBT] > 0:
                 gs[g, G_OPEN_DEBT] = gs[g, G_OPEN_DEBT] - v if gs[g, G_OPEN_DEBT] > v else 0
             hands[g, act, t] -= 1
+            _unshow(shown, g, act, t, 1)
         elif a >= A_SHIFT:                               # table manipulation M1-M5
+            for t in range(N_TYPES):
+                work[g, W_HELD + t] = hands[g, act, t]
             c = _manip_apply(gs, hands, minfo, mcards, mas, g, act, a)
+            if c >= 0:                                   # the card taken from the table, in sight
+                shown[g, act, c] += 1
+                work[g, W_HELD + c] += 1
+            for t in range(N_TYPES):                     # ... and what the hand gave up for it
+                if hands[g, act, t] < work[g, W_HELD + t]:
+                    _unshow(shown, g, act, t, work[g, W_HELD + t] - hands[g, act, t])
             gs[g, G_MANIPS] += 1
             gained = c >= 0
             if c >= 0 and rv[R_TAKEN_CARDS_MUST_BE_USED_SAME_TURN] == 1:
@@ -268,13 +296,18 @@ def apply_action(state, rv, g, a):
             nat = ((a - A_SETSWAP) % 4) * 13 + minfo[g, m, MI_KEY]
             _swap_joker_out(hands, minfo, mcards, mas, g, act, m,
                             _set_swap_slot(minfo, mcards, mas, g, m, nat), nat)
+            _unshow(shown, g, act, nat, 1)
+            shown[g, act, JOKER] += 1
             if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_FREED] += 1
         elif rv[R_JOKER_SWAP] == JOKER_SWAP_RETRIEVE:
             gained = True
             m = (a - A_MOVE) // 15
             q = (a - A_MOVE) % 15
-            _swap_joker_out(hands, minfo, mcards, mas, g, act, m, q, pos_type(minfo[g, m, MI_KEY], q))
+            nat = pos_type(minfo[g, m, MI_KEY], q)
+            _swap_joker_out(hands, minfo, mcards, mas, g, act, m, q, nat)
+            _unshow(shown, g, act, nat, 1)
+            shown[g, act, JOKER] += 1
             if rv[R_FREED_JOKER_MUST_BE_USED_SAME_TURN] == 1:
                 gs[g, G_FREED] += 1
         else:
@@ -284,6 +317,7 @@ def apply_action(state, rv, g, a):
             nat = pos_type(minfo[g, m, MI_KEY], q)
             mcards[g, m, q] = nat
             hands[g, act, nat] -= 1
+            _unshow(shown, g, act, nat, 1)
             mcards[g, m, dest] = JOKER
             mas[g, m, dest] = pos_type(minfo[g, m, MI_KEY], dest)
             if dest < minfo[g, m, MI_LO]:

@@ -44,7 +44,7 @@ from .flow import (
 )
 from .invariants import (
     INV_CALLS, INV_CONSERVATION, INV_DECK_EXCEEDED, INV_MASK_EMPTY, INV_MELD_ILLEGAL, INV_MELD_LAYOUT,
-    INV_MELD_OF_UNLAID, INV_NEGATIVE, INV_OK, INV_TURN_CAP, check_invariants, mask_consistent,
+    INV_MELD_OF_UNLAID, INV_NEGATIVE, INV_OK, INV_SHOWN, INV_TURN_CAP, check_invariants, mask_consistent,
 )
 from .legality import NEEDS_TABLE, check_action, check_flow_action, draw_mode, legal_mask
 from .plans import CERT_NO_PLAN, compute_plans, could_join_new_meld, hand_plan_places
@@ -54,7 +54,7 @@ __all__ = [
     "STREAM_DEALER", "STREAM_POLICY_BASE", "STREAM_STRIDE", "deal_hand", "may_call", "reset_game",
     "resume", "start_game", "start_games",
     "INV_CALLS", "INV_CONSERVATION", "INV_DECK_EXCEEDED", "INV_MASK_EMPTY", "INV_MELD_ILLEGAL",
-    "INV_MELD_LAYOUT", "INV_MELD_OF_UNLAID", "INV_NEGATIVE", "INV_OK", "INV_TURN_CAP",
+    "INV_MELD_LAYOUT", "INV_MELD_OF_UNLAID", "INV_NEGATIVE", "INV_OK", "INV_SHOWN", "INV_TURN_CAP",
     "check_invariants", "mask_consistent",
     "NEEDS_TABLE", "check_action", "check_flow_action", "draw_mode", "legal_mask",
     "CERT_NO_PLAN", "compute_plans", "could_join_new_meld", "hand_plan_places",

@@ -218,7 +218,7 @@ def _enter_play(gs, ps, hands, minfo, mcards, mas, plan, plan_n, work, rv, g):
 
 
 @njit(_nrt=False, specialise_constants=False)
-def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, fresh):
+def _deal(gs, ps, hands, shown, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, fresh):
     """Shuffle and deal the current hand (G_HAND_NO, G_ROUND, G_DEALER, G_DEAL_NO are set).
 
     ``fresh`` = first deal of this hand: calls are reset (scope "hand") or remembered (scope
@@ -238,6 +238,7 @@ def _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g
         ps[g, p, PS_CERT] = 0
         for t in range(N_TYPES):
             hands[g, p, t] = 0
+            shown[g, p, t] = 0
     gs[g, G_N_MELDS] = 0
     # one array at a time: each loop is one block fill (interleaved, they were stored byte by byte)
     for m in range(M_MAX):
@@ -348,7 +349,7 @@ def _finish_hand(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n
 
 
 @njit(_nrt=False)
-def _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g):
+def _void_deal(gs, ps, hands, shown, stock, disc, disc_by, minfo, mcards, mas, plan_n, hscore, hwin, rv, g):
     """Stock empty and nothing to rebuild (A52): replay the hand (same dealer and contract)."""
     gs[g, G_VOIDS] += 1
     gs[g, G_TOTAL_VOIDS] += 1
@@ -358,7 +359,7 @@ def _void_deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, 
         return
     gs[g, G_LAST_EVENT] = EV_VOID
     gs[g, G_DEAL_NO] += 1
-    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, False)
+    _deal(gs, ps, hands, shown, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, False)
 
 
 @njit(_nrt=False, inline="always")     # once a turn: the call would cost more than its common path
@@ -382,9 +383,9 @@ def start_game(state, rv, g, n_players, dealer, seed, game_id, n_hands):
     """
     gs, ps, hands, stock, disc, disc_by = state.gs, state.ps, state.hands, state.stock, state.disc, state.disc_by
     minfo, mcards, mas, plan_n, hscore = state.minfo, state.mcards, state.mas, state.plan_n, state.hscore
-    hwin = state.hwin
+    hwin, shown = state.hwin, state.shown
     reset_game(gs, ps, hscore, hwin, rv, g, n_players, dealer, seed, game_id, n_hands)
-    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
+    _deal(gs, ps, hands, shown, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
 
 @njit(_nrt=False, specialise_constants=False)
@@ -423,7 +424,7 @@ def deal_hand(state, rv, g, hand_no, dealer):
     game with the given dealer, as a fresh hand.  For per-round studies and tests; the normal
     flow deals every hand by itself."""
     gs, ps, hands, stock, disc, disc_by = state.gs, state.ps, state.hands, state.stock, state.disc, state.disc_by
-    minfo, mcards, mas, plan_n = state.minfo, state.mcards, state.mas, state.plan_n
+    minfo, mcards, mas, plan_n, shown = state.minfo, state.mcards, state.mas, state.plan_n, state.shown
     gs[g, G_HAND_NO] = hand_no
     gs[g, G_ROUND] = hand_no % rv[R_N_ROUNDS]
     if gs[g, G_LAST_HAND] < hand_no:
@@ -432,7 +433,7 @@ def deal_hand(state, rv, g, hand_no, dealer):
     gs[g, G_VOIDS] = 0
     gs[g, G_TERMINAL] = 0
     gs[g, G_DEAL_NO] += 1
-    _deal(gs, ps, hands, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
+    _deal(gs, ps, hands, shown, stock, disc, disc_by, minfo, mcards, mas, plan_n, rv, g, True)
 
 
 @njit(_nrt=False)

@@ -27,6 +27,7 @@ INV_MASK_EMPTY = 6
 INV_NEGATIVE = 7
 INV_TURN_CAP = 8
 INV_MELD_OF_UNLAID = 9
+INV_SHOWN = 10
 
 
 @njit
@@ -34,18 +35,21 @@ def check_invariants(state, rv, g, full_deck, mask):
     """0 if game ``g`` is consistent, else an ``INV_*`` code.
 
     Checks: no card type more often than the deck holds (and, with ``full_deck``, every card of
-    the deck is in exactly one place: hands, stock, pile, table); every table meld is legal with
+    the deck is in exactly one place: hands, stock, pile, table); the cards known to be held
+    (``shown``) are held; every table meld is legal with
     its declared jokers and laid out consistently; calls within the limit; the legal mask is
     non-empty unless terminal; the turn counter below the cap.
     """
     gs, ps, hands, stock, disc, minfo = state.gs, state.ps, state.hands, state.stock, state.disc, state.minfo
-    mcards, mas = state.mcards, state.mas
+    mcards, mas, shown = state.mcards, state.mas, state.shown
     cnt = np.zeros(N_TYPES, dtype=np.int64)
     n = gs[g, G_NP]
     for p in range(P_MAX):
         for t in range(N_TYPES):
             if hands[g, p, t] < 0:
                 return INV_NEGATIVE
+            if shown[g, p, t] < 0 or shown[g, p, t] > hands[g, p, t]:
+                return INV_SHOWN
             cnt[t] += hands[g, p, t]
     for i in range(gs[g, G_STOCK_N]):
         cnt[stock[g, i]] += 1

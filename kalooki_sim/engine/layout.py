@@ -8,6 +8,11 @@ State layout (all arrays have a leading batch dimension ``B``; one row = one gam
 * ``ps[B, P_MAX, NPS]`` int64 — per-player scalars, columns ``PS_*`` (laid down, calls used, total,
   and the engine's certificate of a hand known to have no lay-down, see ``plans._certificate_verdict``).
 * ``hands[B, P_MAX, 53]`` int8 — card-type counts (copies of a natural are interchangeable).
+* ``shown[B, P_MAX, 53]`` int8 — of each seat's cards, the copies every player saw it take and
+  knows it still holds: taken from the discard pile (draw, call, denied call, upcard swap) or
+  from the table (a joker swapped out, a card taken by a manipulation), less one for every copy of
+  that type it has since put down or thrown (copies of a type cannot be told apart, so a thrown
+  copy may have been the seen one).  Public knowledge: observation, card counting, search worlds.
 * ``stock[B, DECK_MAX]`` int8 — card types, the top card is ``stock[g, gs[g, G_STOCK_N] - 1]``.
 * ``disc[B, DECK_MAX]`` int8 and ``disc_by[B, DECK_MAX]`` int8 — discard pile bottom -> top
   (top = index ``G_DISC_N - 1``) and the seat that threw each card (-1 = the upcard); A41 needs
@@ -111,7 +116,7 @@ NMI = 10
 # search's result slots and workspace; two table melds and a hand saved while a manipulation is
 # tried (MELD_W = one meld as saved by fit._save_meld); the memo of the last hypothetical search
 # (W_MEMO_*: is W_OUT the plan of the hand in W_HAND, for which laid flag and round, and of how
-# many melds; plans._memo_plan)
+# many melds; plans._memo_plan); the hand before a manipulation (W_HELD)
 MELD_W = NMI + 2 * L_MAX
 W_HAND = 0
 W_OUT = W_HAND + 53
@@ -122,7 +127,8 @@ W_MEMO_OK = W_MANIP + 2 * MELD_W + 53
 W_MEMO_LAID = W_MEMO_OK + 1
 W_MEMO_ROUND = W_MEMO_OK + 2
 W_MEMO_NM = W_MEMO_OK + 3
-W_LEN = W_MEMO_OK + 4
+W_HELD = W_MEMO_OK + 4   # the active hand before a manipulation (what it gave up leaves ``shown``)
+W_LEN = W_HELD + 53
 
 MK_SET = 0
 MK_RUN = 1

@@ -35,6 +35,7 @@ class StateArrays(NamedTuple):
     hscore: np.ndarray
     hwin: np.ndarray
     work: np.ndarray
+    shown: np.ndarray
 
 
 ARRAY_FIELDS = StateArrays._fields
@@ -58,6 +59,7 @@ class State:
     hscore: np.ndarray
     hwin: np.ndarray
     work: np.ndarray
+    shown: np.ndarray
 
     @classmethod
     def empty(cls, batch: int) -> "State":
@@ -77,6 +79,7 @@ class State:
             hscore=np.zeros((B, L.H_MAX, L.P_MAX), dtype=np.int64),
             hwin=np.full((B, L.H_MAX), -1, dtype=np.int64),
             work=np.zeros((B, L.W_LEN), dtype=np.int64),
+            shown=np.zeros((B, L.P_MAX, L.N_TYPES), dtype=np.int8),
         )
 
     def arrays(self) -> StateArrays:

@@ -267,7 +267,8 @@ _TEXT_KEYS = frozenset({"round", "active", "current", "phase", "table", "discard
 _INV_NAMES = {core.INV_DECK_EXCEEDED: "deck exceeded", core.INV_CONSERVATION: "card conservation",
               core.INV_MELD_ILLEGAL: "illegal table meld", core.INV_MELD_LAYOUT: "table meld layout",
               core.INV_CALLS: "call count", core.INV_MASK_EMPTY: "no legal action", core.INV_NEGATIVE: "negative count",
-              core.INV_TURN_CAP: "turn cap", core.INV_MELD_OF_UNLAID: "a meld of a player not laid down"}
+              core.INV_TURN_CAP: "turn cap", core.INV_MELD_OF_UNLAID: "a meld of a player not laid down",
+              core.INV_SHOWN: "a card known to be held is not held"}
 
 
 def _place_meld(game: Game, m: int, owner: int, toks: list[str]) -> None:
