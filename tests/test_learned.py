@@ -15,6 +15,7 @@ from kalooki_sim.agents.learned import (  # noqa: E402
     CheckpointMismatch, LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, policy as learned_policy,
     save_checkpoint,
 )
+from kalooki_sim.agents.observation import OBS_WIDTHS  # noqa: E402
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv  # noqa: E402
 
 
@@ -98,8 +99,27 @@ def test_checkpoint_round_trip_and_refusals(tmp_path, monkeypatch):
     with pytest.raises(CheckpointMismatch, match="digest"):
         load_checkpoint(path, load_rules("caribbean", max_calls_per_player=1))
     monkeypatch.setattr(learned_policy, "OBS_VERSION", OBS_VERSION + 1)
-    with pytest.raises(CheckpointMismatch, match=rf"observation version {OBS_VERSION} .* version {OBS_VERSION + 1}"):
+    monkeypatch.setattr(learned_policy, "OBS_WIDTHS", {OBS_VERSION + 1: OBS_DIM + 7})
+    with pytest.raises(CheckpointMismatch,
+                       match=rf"observation version {OBS_VERSION} .* reads versions \[{OBS_VERSION + 1}\]"):
         load_checkpoint(path, rules)
+
+
+def test_a_network_of_an_earlier_layout_reads_its_prefix(tmp_path):
+    """A checkpoint of observation version 3 (the shipped learned-caribbean's) keeps loading after
+    version 4 appended a section: it records version 3 and reads the first ``OBS_WIDTHS[3]``
+    features of a version-4 observation, whatever follows them."""
+    rules = load_rules("caribbean")
+    torch.manual_seed(5)
+    old = PolicyValueNet(OBS_WIDTHS[3], N_ACTIONS, hidden=(32,))
+    again, meta = load_checkpoint(save_checkpoint(tmp_path / "v3.pt", old, rules), rules)
+    assert meta["obs_version"] == 3 and again.obs_dim == OBS_WIDTHS[3]
+    obs = torch.rand((4, OBS_DIM))
+    noisy = obs.clone()
+    noisy[:, OBS_WIDTHS[3]:] = torch.rand((4, OBS_DIM - OBS_WIDTHS[3]))
+    mask = torch.ones((4, N_ACTIONS), dtype=torch.bool)
+    for x, y in zip(again(obs, mask), again(noisy, mask)):
+        torch.testing.assert_close(x, y)
 
 
 def test_exported_policy_is_smaller_and_acts_like_its_source(tmp_path):
