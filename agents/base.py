@@ -29,7 +29,7 @@ from .registry import AGENTS
 __all__ = [
     "Policy", "RANDOM", "GREEDY", "EXPERT", "EXTERNAL", "AGENTS", "POLICY_NAMES", "PARAM_NAMES", "PARAM_BOUNDS",
     "N_PARAMS", "policy_id", "policy_name", "agent", "default_params", "fill_params", "params_matrix",
-    "check_params", "seat_rows", "describe_agents",
+    "check_params", "check_loop_agents", "DRIVEN", "seat_rows", "describe_agents",
 ]
 
 
@@ -79,6 +79,21 @@ def policy_id(name: str | int) -> int:
     if key not in _BY_NAME:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(sorted(_BY_NAME))}")
     return _BY_NAME[key]
+
+
+# agents played from Python through the env (``CompiledAgent.driven``), never inside a closed loop
+DRIVEN = np.array(sorted(a.id for a in AGENTS if a.driven), dtype=np.int64)
+
+
+def check_loop_agents(ids, where: str) -> None:
+    """Refuse a driven agent (the search) among the agent ids a closed loop would play: its
+    dispatch slot is empty (``agents/dispatch.py``), so the seat would choose nothing."""
+    bad = np.isin(np.asarray(ids, dtype=np.int64), DRIVEN)
+    if bad.any():
+        name = POLICY_NAMES[int(np.asarray(ids)[bad].flat[0])]
+        raise ValueError(f"{where}: {name} is played from Python through the env, not inside the closed loop: "
+                         f"seat its strategy by name in simulate/tournament (the CLI does), or use "
+                         f"runtime.policy_play.play_policies with agents.search_policy.SearchPolicy")
 
 
 def policy_name(pid: int) -> str:
@@ -220,7 +235,8 @@ def describe_agents() -> str:
     for a in sorted(AGENTS, key=lambda a: a.id):
         first = (a.doc or "").strip().split("\n\n")[0].replace("\n", " ")
         out += [f"## `{a.name}` (id {a.id})", "", first, "", f"Decision memory: {a.memory} int64 entries."
-                + (" Inlined into the closed loop (the hot agent)." if a.hot else ""), ""]
+                + (" Inlined into the closed loop (the hot agent)." if a.hot else "")
+                + (" Played from Python through the lockstep env (a driven agent), not in the closed loop." if a.driven else ""), ""]
         if not a.params:
             out += ["No parameters.", ""]
             continue

@@ -77,10 +77,17 @@ class CompiledAgent:
     # the closed loop inlines this agent's kernel (itself ``inline="always"``); at most one agent
     # is hot, every other one is called through one out-of-line dispatch (``agents/dispatch.py``)
     hot: bool = False
+    # played from Python through the lockstep env (``runtime.policy_play``), one compiled call per
+    # batch of decisions, and left out of the closed loop's dispatch: a kernel so large (the search,
+    # which rolls whole hands out with another agent) that compiling it into every closed loop would
+    # multiply every loop's cold compile.  Its strategies are played like learned ones.
+    driven: bool = False
 
     def __post_init__(self):
         if not 0 <= self.id < MAX_AGENTS:
             raise ValueError(f"agent {self.name!r}: id {self.id} is not in 0..{MAX_AGENTS - 1} (dispatch's slots)")
+        if self.hot and self.driven:
+            raise ValueError(f"agent {self.name!r}: a driven agent is not in the loop, so it cannot be hot")
         if self.memory < MIN_MEMORY:
             raise ValueError(f"agent {self.name!r}: memory {self.memory} < {MIN_MEMORY} (the legality cache)")
         names = [p.name for p in self.params]

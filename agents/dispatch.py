@@ -3,7 +3,8 @@
 declared (``agents/registry.py``).
 
 numba needs the kernels as compile-time constants, so dispatch has ``MAX_AGENTS`` fixed slots
-filled from the registry at import: an id compare and a direct call per slot, and no code here
+filled from the registry at import (a *driven* agent's slot stays empty: it is played from Python,
+``agents/declare.py``): an id compare and a direct call per slot, and no code here
 names an agent.  The one *hot* agent (declared ``hot=True``: greedy, which most studies play) is
 inlined into the closed loop; the slots sit in one out-of-line function (``_act``).  Inlining
 them all made greedy's closed loop 4 % slower (docs/benchmark-history.md): eight call sites of
@@ -38,7 +39,7 @@ def _no_agent(params, state, rv, g, seat, known, mask, key, ctr):
 
 
 def _slots():
-    by_id = {a.id: a.kernel for a in AGENTS}
+    by_id = {a.id: a.kernel for a in AGENTS if not a.driven}
     return [by_id.get(i, _no_agent) for i in range(MAX_AGENTS)]
 
 

@@ -16,6 +16,7 @@ AGENT_MODULES = (
     "greedy",
     "expert",
     "shedder",
+    "search",
 )
 
 

@@ -258,6 +258,16 @@ def cmd_variants(args) -> int:
     return 0
 
 
+def cmd_compile(args) -> int:
+    from kalooki_sim.core.jit import cache_dir
+    from kalooki_sim.runtime.warm import compile_kernels
+
+    groups = [g.strip() for g in args.groups.split(",") if g.strip()] if args.groups else None
+    took = compile_kernels(groups, jobs=args.jobs, progress=not args.quiet)
+    print(f"kernels compiled into {cache_dir()}: " + ", ".join(f"{k} {v:.0f} s" for k, v in took.items()))
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="kalooki", description="Kalooki simulator and research tools")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -347,6 +357,11 @@ def main(argv=None) -> int:
     pl.add_argument("--save", default=None, metavar="PATH", help="write the finished game as a replay file")
     pl.add_argument("--hint-agent", default="sharp", help="the agent `hint` asks (default sharp)")
     pl.set_defaults(fn=cmd_play)
+    c = sub.add_parser("compile", help="compile the kernels into the cache ahead of use (side by side)")
+    c.add_argument("--jobs", type=int, default=2, help="processes compiling at once (default 2)")
+    c.add_argument("--groups", default=None, help="comma-separated kernel groups: loop,search,env,game (default all)")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(fn=cmd_compile)
     v = sub.add_parser("variants", help="list the rule presets and house overlays")
     v.set_defaults(fn=cmd_variants)
     args = p.parse_args(argv)

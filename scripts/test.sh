@@ -12,4 +12,4 @@ if ! python -c "import torch" 2>/dev/null; then
     || python -m pip install -q "torch>=2.2,<=2.14.1" --index-url https://download.pytorch.org/whl/cpu
 fi
 python -m pip install -q -e ".[dev,dist,notebook,learn]"
-exec python -m pytest -q -n 2 "$@"
+exec python -m pytest -q -n 2 --dist worksteal "$@"

@@ -44,6 +44,8 @@ def test_an_agent_needs_a_slot_the_legality_cache_and_distinct_parameter_names()
         CompiledAgent("a", 3, _kernel, memory=MIN_MEMORY - 1)
     with pytest.raises(ValueError, match="repeat"):
         CompiledAgent("a", 3, _kernel, (p, p))
+    with pytest.raises(ValueError, match="driven agent is not in the loop"):
+        CompiledAgent("a", 3, _kernel, hot=True, driven=True)
     a = CompiledAgent("a", 3, _kernel, (p, Param("y", 2.0, (1.0, 4.0))))
     assert a.param_names == ("x", "y") and a.index("y") == 1 and param_index(a.params, "x") == 0
     assert a.defaults().tolist() == [0.0, 2.0] and a.bounds == ((0.0, 1.0), (1.0, 4.0))
@@ -61,6 +63,12 @@ def test_the_tables_are_read_off_the_registered_declarations():
         assert a.memory <= KNOWN_LEN
     assert (RANDOM, GREEDY, EXPERT) == (0, 1, 2)
     assert [a.name for a in AGENTS if a.hot] == ["greedy"]         # the one agent inlined into the loop
+    assert [a.name for a in AGENTS if a.driven] == ["search"]       # played from Python, not in the loop
+    from kalooki_sim.agents import dispatch
+
+    slots = [getattr(dispatch, f"_K{i}") for i in range(MAX_AGENTS)]
+    for a in AGENTS:                                # a driven agent's dispatch slot stays empty
+        assert (slots[a.id] is dispatch._no_agent) == a.driven
     # the expert extends greedy: the same first four parameters, so its default row plays greedy
     assert PARAM_NAMES[EXPERT][:4] == PARAM_NAMES[GREEDY]
     assert default_params(EXPERT)[:4].tolist() == default_params(GREEDY).tolist()

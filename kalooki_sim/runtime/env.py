@@ -65,7 +65,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from kalooki_sim.agents.base import EXTERNAL, N_PARAMS, fill_params
+from kalooki_sim.agents.base import EXTERNAL, N_PARAMS, check_loop_agents, fill_params
 from kalooki_sim.agents.observation import OBS_DIM, OBS_VERSION, WORK_LEN
 from kalooki_sim.core.lanes import run_lanes
 from kalooki_sim.engine.errors import IllegalActionError as _EngineIllegalActionError
@@ -161,9 +161,9 @@ class KalookiVecEnv:
             _, ids, pm = resolve(["random" if x else name for x, name in zip(learner, lineup)])
             for name, i, x in zip(lineup, ids, learner):
                 if i == EXTERNAL and not x:
-                    raise ValueError(f"{name!r} is a learned strategy (a checkpoint): the env plays compiled agents "
-                                     f"inside its kernel; seat it as 'learner' and act for it, or use "
-                                     f"policy_play.play_policies")
+                    raise ValueError(f"{name!r} is a learned strategy played from Python (a checkpoint, a Python "
+                                     f"policy, the search): the env plays compiled agents inside its kernel; seat "
+                                     f"it as 'learner' and act for it, or use policy_play.play_policies")
             ids = np.where(learner, EXTERNAL, ids)
             rot = range(n) if rotate else range(1)
             tables = np.array([np.roll(ids, r) for r in rot], dtype=np.int64)
@@ -178,6 +178,7 @@ class KalookiVecEnv:
         if not (tables == EXTERNAL).any(axis=1).all():
             raise ValueError("every seating needs at least one learner seat (the env stops only at learner "
                              "decisions); for compiled agents alone use rollout.simulate")
+        check_loop_agents(tables, "KalookiVecEnv tables")
         self.tables = np.ascontiguousarray(tables, dtype=np.int64)
         # parameter rows wide enough for any compiled agent (``compiled_actions`` swaps one in)
         table_params = np.asarray(table_params, dtype=np.float64)

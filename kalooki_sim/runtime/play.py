@@ -270,7 +270,12 @@ class PlaySession:
             raise ValueError("--opponents must name at least one agent")
         strats, ids, pm = lineup(names)                     # unknown names: StrategyError (lists the known)
         self.hint = load_strategy(hint_agent)
-        if self.hint.learned:
+        self._hint_policy = None
+        if self.hint.driven:                                # the search: asked from here on a copy
+            from .strategies import learned_policy
+
+            self._hint_policy = learned_policy(self.hint, self.rules)
+        elif self.hint.learned:
             raise ValueError(f"--hint-agent must be a compiled agent or strategy, not the checkpoint {hint_agent!r}")
         n = len(names) + 1
         if not self.rules.players_min <= n <= self.rules.players_max:
@@ -375,8 +380,12 @@ class PlaySession:
             elif cmd.kind == "legal":
                 self.say(menu_text(texts))
             elif cmd.kind == "hint":
-                hg = g.with_agent(self.seat, self.hint.agent_id, self.hint.params)
-                a = hg.agent_action()
+                if self._hint_policy is not None:   # a copy: the hint draws on a stream the game never sees
+                    hg = g.copy()
+                    a = int(self._hint_policy.act_state(hg._loop, hg.rv, np.zeros(1, dtype=np.int64))[0])
+                else:
+                    hg = g.with_agent(self.seat, self.hint.agent_id, self.hint.params)
+                    a = hg.agent_action()
                 k = legal.index(a) + 1 if a in legal else None
                 self.say(f"hint ({self.hint.name}): {g.action_text(a)}" + (f"  (move {k})" if k else ""))
             elif cmd.kind == "number":
@@ -409,7 +418,8 @@ class PlaySession:
                     np.zeros((1, WORK_LEN), dtype=np.int64), obs)
         from .policy_play import policy_actions
 
-        return int(policy_actions(self.policies[real], obs, g.legal_mask()[None, :], self._rng)[0])
+        return int(policy_actions(self.policies[real], obs, g.legal_mask()[None, :], self._rng, (la, g.rv),
+                                  np.zeros(1, dtype=np.int64))[0])
 
     # ---- the game
     def _apply(self, a: int) -> dict | None:

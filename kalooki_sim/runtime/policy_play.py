@@ -2,8 +2,8 @@
 
 ``play_policies(rules, n_players, seats, n_games, seed)`` takes one entry per seat: a strategy name
 (a compiled agent, played inside the loop) or an object with the ``Policy`` protocol
-(``agents.base.Policy``: a learned network, ``agents.learned.LearnedPolicy``, or any Python
-policy).  The policy seats are the environment's learner seats; at every step each policy acts on
+(``agents.base.Policy``: a learned network, ``agents.learned.LearnedPolicy``, any Python
+policy, or a driven compiled agent's seats: ``agents.search_policy.SearchPolicy``).  The policy seats are the environment's learner seats; at every step each policy acts on
 the rows where one of its seats decides.  The result has ``rollout.simulate``'s columns (the
 environment keeps the rows of the games it plays: ``KalookiVecEnv(keep_rows=...)``), with
 ``policy_id`` -1 for the policy seats, so the statistics and tables that read ``simulate``'s rows
@@ -24,13 +24,19 @@ from .env import LEARNER, KalookiVecEnv
 __all__ = ["play_policies", "play_schedule", "policy_actions"]
 
 
-def policy_actions(policy, obs, legal, rng) -> np.ndarray:
+def policy_actions(policy, obs, legal, rng, engine=None, rows=None) -> np.ndarray:
     """``policy.act(obs, legal, rng)`` checked: one integer action per row, each legal in its row's
     mask; anything else is a ``ValueError`` naming the policy and the first bad row (a Python
-    policy's bug must not surface as an engine error several calls later)."""
+    policy's bug must not surface as an engine error several calls later).  A policy that reads
+    the engine's state instead of the observation (``act_state(la, rv, rows)``: the search agent's
+    seats, ``agents.search_policy``) is asked that way when ``engine`` = ``(la, rv)`` (the game's
+    ``loop.LoopArrays`` and rule vector) and the game ``rows`` are given."""
     name = getattr(policy, "name", None) or type(policy).__name__
     try:
-        a = np.asarray(policy.act(obs, legal, rng))
+        if engine is not None and callable(getattr(policy, "act_state", None)):
+            a = np.asarray(policy.act_state(*engine, rows))
+        else:
+            a = np.asarray(policy.act(obs, legal, rng))
     except Exception as e:
         raise ValueError(f"policy {name}: act() failed ({type(e).__name__}: {e})") from e
     if a.shape != (len(legal),):
@@ -86,7 +92,7 @@ def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, 
         for pol, ps in owners.values():
             rows = np.flatnonzero(np.isin(info["seat"], ps))
             if rows.size:
-                actions[rows] = policy_actions(pol, obs[rows], mask[rows], rng)
+                actions[rows] = policy_actions(pol, obs[rows], mask[rows], rng, (env.la, env.rv), rows)
         obs, mask, _, _, info = env.step(actions)
     return env.result_rows()
 
@@ -137,6 +143,6 @@ def play_schedule(rules, n_players: int, entrants, seatings, games, seed: int = 
         for i in policies:
             rows = np.flatnonzero(live & (who == i))
             if rows.size:
-                actions[rows] = policy_actions(entrants[i], obs[rows], mask[rows], rng)
+                actions[rows] = policy_actions(entrants[i], obs[rows], mask[rows], rng, (env.la, env.rv), rows)
         obs, mask, _, _, info = env.step(actions)
     return env.result_rows(with_rows=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kalooki_sim.agents.base import EXTERNAL, fill_params, policy_id, seat_rows
+from kalooki_sim.agents.base import EXTERNAL, check_loop_agents, fill_params, policy_id, seat_rows
 from kalooki_sim.core.lanes import run_lanes
 from kalooki_sim.engine.layout import H_MAX, P_MAX
 from kalooki_sim.engine.match import BUY_BACK_ALWAYS, BUY_BACK_NEVER
@@ -189,6 +189,7 @@ def simulate(rules, n_players, seat_policies, params=None, n_games=1, seed=0, mo
     if (seats == EXTERNAL).any():
         raise ValueError("simulate plays compiled agents only; a seat played from outside (external) "
                          "needs a stepping driver (kalooki_sim.runtime.game.Game or the environment)")
+    check_loop_agents(seats, "simulate")
     H = match_length(rules, mode, hands_per_game, max_hands)
     wants = buy_back_flags(buy_back, n_players)
     if max_steps is None:

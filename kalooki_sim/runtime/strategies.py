@@ -7,7 +7,9 @@ A strategy is data (``configs/agents/<name>.toml``, installed as ``kalooki_sim.s
     [params]                              # by name (agents.base.PARAM_NAMES); the rest keep defaults
     call_threshold = 2.0
 
-so a tuned or hand-written setting is a file, never a recompile.  The base agents themselves
+so a tuned or hand-written setting is a file, never a recompile.  ``base = "<strategy>"`` starts
+the row from another strategy's values of the parameters both agents have (``search-caribbean``
+searches with ``sharp-caribbean``'s settings as its base strategy), ``[params]`` then overrides.  The base agents themselves
 (``random``, ``greedy``) are strategies with their default parameters.  Every command that takes
 ``--agents`` resolves names here; an unknown name is an error that lists the known ones.  A path
 to a TOML file works as a name too.
@@ -46,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from kalooki_sim.agents.base import (
-    EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, check_params, default_params, policy_id,
+    EXTERNAL, N_PARAMS, PARAM_NAMES, POLICY_NAMES, agent, check_params, default_params, policy_id,
 )
 
 __all__ = ["Strategy", "StrategyError", "load_strategy", "known_strategies", "lineup", "learned_policy",
@@ -73,8 +75,14 @@ class Strategy:
 
     @property
     def learned(self) -> bool:
-        """Played from Python (a checkpoint or a Python policy), not by a compiled agent."""
-        return self.checkpoint is not None or self.factory is not None
+        """Played from Python (a checkpoint, a Python policy, or a driven compiled agent: the
+        search, ``agents/declare.py``), not inside the closed loop."""
+        return self.checkpoint is not None or self.factory is not None or self.driven
+
+    @property
+    def driven(self) -> bool:
+        """A compiled agent played from Python through the env (``agents.search_policy``)."""
+        return self.agent_id != EXTERNAL and agent(self.agent_id).driven
 
     def row(self, k: int) -> np.ndarray:
         out = np.zeros(max(k, 1), dtype=np.float64)
@@ -117,10 +125,10 @@ def _from_toml(name: str, text: str, where: str, base: Path | None = None) -> St
         if not path.is_absolute():
             path = (base or Path.cwd()) / path
         return _from_checkpoint(name, path, str(doc.get("description", "")), where)
-    unknown = set(doc) - {"agent", "description", "params"}
+    unknown = set(doc) - {"agent", "description", "params", "base"}
     if unknown:
-        raise StrategyError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (agent, description, params; "
-                            f"or checkpoint, description)")
+        raise StrategyError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (agent, description, params, "
+                            f"base; or checkpoint, description)")
     if "agent" not in doc:
         raise StrategyError(f"{where}: needs 'agent = \"<base agent>\"' (one of "
                             f"{', '.join(v for k, v in sorted(POLICY_NAMES.items()) if k != EXTERNAL)})")
@@ -130,6 +138,18 @@ def _from_toml(name: str, text: str, where: str, base: Path | None = None) -> St
         raise StrategyError(f"{where}: {e}") from None
     names = PARAM_NAMES[pid]
     row = [float(x) for x in default_params(pid)]
+    if "base" in doc:                   # start from another strategy's values of the parameters both have
+        if not isinstance(doc["base"], str) or doc["base"].strip().lower() == name:
+            raise StrategyError(f"{where}: base must name another strategy (a string)")
+        try:
+            b = load_strategy(doc["base"])
+        except StrategyError as e:
+            raise StrategyError(f"{where}: base {doc['base']!r}: {e}") from None
+        if b.learned:
+            raise StrategyError(f"{where}: base {doc['base']!r} is played from Python (a checkpoint, a Python policy, a search), not a compiled setting")
+        for key, value in zip(PARAM_NAMES[b.agent_id], b.params):
+            if key in names:
+                row[names.index(key)] = float(value)
     given = doc.get("params", {})
     if not isinstance(given, dict):
         raise StrategyError(f"{where}: [params] must be a table of name = number")
@@ -205,7 +225,7 @@ def load_strategy(name: str | Path) -> Strategy:
 
 
 def is_learned(names) -> bool:
-    """Does any of ``names`` resolve to a learned strategy (a checkpoint)?"""
+    """Does any of ``names`` resolve to a strategy played from Python (``Strategy.learned``)?"""
     return any(load_strategy(n).learned for n in names)
 
 
@@ -255,8 +275,8 @@ def _python_policy(s: Strategy, rules):
 
 def learned_policy(strategy: Strategy | str, rules):
     """The policy of a strategy played from Python: a checkpoint's ``LearnedPolicy(net,
-    greedy=True)``, loaded for ``rules`` (cached per file, modification time and rules), or what a
-    Python policy's factory returns.  Errors are ``StrategyError`` with a one-line message: torch
+    greedy=True)``, loaded for ``rules`` (cached per file, modification time and rules), what a
+    Python policy's factory returns, or a search strategy's ``SearchPolicy``.  Errors are ``StrategyError`` with a one-line message: torch
     missing, a file that is not a checkpoint, a ``CheckpointMismatch``, a factory that fails or
     returns no policy."""
     s = strategy if isinstance(strategy, Strategy) else load_strategy(strategy)
@@ -264,6 +284,10 @@ def learned_policy(strategy: Strategy | str, rules):
         raise StrategyError(f"{s.name} is a compiled agent ({s.agent}), not a checkpoint")
     if s.factory is not None:
         return _python_policy(s, rules)
+    if s.driven:
+        from kalooki_sim.agents.search_policy import SearchPolicy
+
+        return SearchPolicy(s.params, name=s.name)
     path = Path(s.checkpoint)
     try:
         key = (str(path), path.stat().st_mtime_ns, rules.digest())
@@ -290,16 +314,18 @@ def learned_policy(strategy: Strategy | str, rules):
 
 
 def learned_policies(strats, rules) -> dict:
-    """``{index: LearnedPolicy}`` of the learned strategies among ``strats``, each loaded and
-    checked against ``rules`` (``learned_policy``); empty when all are compiled (torch untouched)."""
+    """``{index: policy}`` of the strategies among ``strats`` played from Python, each loaded and
+    checked against ``rules`` (``learned_policy``); empty when all play in the closed loop (torch
+    untouched)."""
     return {i: learned_policy(s, rules) for i, s in enumerate(strats) if s.learned}
 
 
 def lineup(names) -> tuple[list[Strategy], np.ndarray, np.ndarray]:
     """Strategies of ``names`` with their agent ids ``int64[n]`` and parameter rows ``float64[n, k]``
-    (a learned strategy has id ``EXTERNAL`` and an empty parameter row)."""
+    for the closed loop (a strategy played from Python, ``Strategy.learned``, has id ``EXTERNAL``
+    and an empty row there)."""
     strats = [load_strategy(n) for n in names]
-    k = max([1] + [N_PARAMS[s.agent_id] for s in strats])
-    ids = np.array([s.agent_id for s in strats], dtype=np.int64)
-    params = np.stack([s.row(k) for s in strats]) if strats else np.zeros((0, k))
+    k = max([1] + [N_PARAMS[s.agent_id] for s in strats if not s.learned])
+    ids = np.array([EXTERNAL if s.learned else s.agent_id for s in strats], dtype=np.int64)
+    params = np.stack([np.zeros(k) if s.learned else s.row(k) for s in strats]) if strats else np.zeros((0, k))
     return strats, ids, params

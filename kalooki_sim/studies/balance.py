@@ -285,7 +285,7 @@ def play_shard(cfg: BalanceConfig, cell: Cell, shard: int) -> dict[str, pd.DataF
     A pure function of its arguments (the deals are ``cfg.seed`` x deal ids), so any process or
     machine computes the same rows; nothing is written here (the driver writes)."""
     from kalooki_sim.runtime.rollout import simulate
-    from kalooki_sim.runtime.strategies import lineup
+    from kalooki_sim.runtime.strategies import learned_policies, lineup
 
     from .tournament import entrant_labels, play_seatings
 
@@ -295,8 +295,10 @@ def play_shard(cfg: BalanceConfig, cell: Cell, shard: int) -> dict[str, pd.DataF
     n = cell.players
     if cell.kind == "skill":
         strats, ids, params = lineup(cell.agents)
+        # a rung played from Python (a learned network, the search) plays its deals through the env
         seats, _ = play_seatings(rules, n, entrant_labels(cell.agents), ids, params, deals, cfg.seed, "hands",
-                                 strategy_names=[s.name for s in strats])
+                                 strategy_names=[s.name for s in strats], policies=learned_policies(strats, rules),
+                                 agent_names=list(cell.agents))
         seats["rel_seat"] = (seats["seat"] - seats["dealer"]) % n
         keep = ["deal", "seating", "agent", "seat", "rel_seat", "dealer", "penalty", "won", "win_share", "turns",
                 "end_event"]
