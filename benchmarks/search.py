@@ -2,8 +2,9 @@
 """What the search agent costs: its decisions timed one by one, against the closed loop (JSON lines).
 
 One searching seat (``--search``, default ``search-caribbean``) among copies of its base strategy
-(``--base``) plays ``--hands`` single hands, stepped from Python so that every decision of the
-searching seat is timed on its own (one core).  Printed: the median and 90th percentile cost of
+(``--base``) plays ``--hands`` single hands of every round, as a tournament deals them, stepped
+from Python so that every decision of the searching seat is timed on its own, through the driver
+the env uses (one core).  Printed: the median and 90th percentile cost of
 all its decisions and of the searched ones (more than one candidate), rollouts per second (each
 the rest of a hand), searched decisions per second, and in the same run the closed loop's hands
 per second per core with the base strategy in every seat, and the search lineup's hands per second::
@@ -22,49 +23,53 @@ import numba
 import numpy as np
 
 from kalooki_sim import load_rules
-from kalooki_sim.agents.compiled import KNOWN_LEN, choose_action
+from kalooki_sim.agents.base import EXTERNAL
+from kalooki_sim.agents.compiled import KNOWN_LEN
 from kalooki_sim.agents.known import KNOWN_GEN
-from kalooki_sim.agents.search import planned_rollouts, search_action
-from kalooki_sim.core.rng import rng_key
+from kalooki_sim.agents.search import planned_rollouts
+from kalooki_sim.agents.search_policy import SearchPolicy
 from kalooki_sim.engine import core, layout as L
-from kalooki_sim.engine.state import State
+from kalooki_sim.runtime.game import Game
 from kalooki_sim.runtime.rollout import simulate
 from kalooki_sim.runtime.strategies import lineup, load_strategy
 
 
 def _timed_hands(rules, n, search, base, hands, seed):
-    rv = np.ascontiguousarray(rules.to_vector(), dtype=np.int64)
+    """Single hands of every round (a tournament's hand ``g`` is round ``g % n_rounds``), player 0
+    the search, asked through its driver (``SearchPolicy.act_state``, as the env asks it) and timed
+    decision by decision; the others its base, by the compiled agents."""
+    s = load_strategy(search)
+    pol = SearchPolicy(s.params, s.name)
+    srow = pol.params
     _, ids, params = lineup([base] * n)
-    srow = np.asarray(load_strategy(search).params, dtype=np.float64)
-    g = np.uint64(0)                    # the loop's row type: the kernels compiled for it are reused
-    st = State.empty(1)
-    A = st.arrays()
+    seats = np.array([EXTERNAL] + list(ids[1:]), dtype=np.int64)
+    rows = np.zeros(1, dtype=np.int64)
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     known = np.zeros(KNOWN_LEN, dtype=np.int64)
     known[KNOWN_GEN] = 1
+    row = np.uint64(0)                  # the loop's row type: the kernels compiled for it are reused
     costs, searched, rollouts = [], [], 0
     t0 = time.perf_counter()
     for game in range(hands):
-        core.start_game(A, rv, 0, n, -1, seed, game, 1)
-        ctrs = np.zeros((n, 1), dtype=np.int64)
-        keys = [rng_key(seed, game, core.STREAM_POLICY_BASE + p) for p in range(n)]
-        while not st.gs[0, L.G_TERMINAL]:
-            seat = int(st.gs[0, L.G_TO_ACT])
-            k = core.legal_mask(A, rv, 0, mask)
-            if seat == 0:
+        g = Game(rules, n, seed=seed, game_id=game, agents=seats, params=params, first_hand=game % rules.n_rounds,
+                 n_hands=1)
+        la = g._loop
+        while not g.terminal:
+            a = g.agent_action()
+            if a < 0:                   # player 0: the search
+                seat = g.to_act
                 known[KNOWN_GEN] += 1
-                r = planned_rollouts(srow, A, rv, g, seat, known, mask.copy(), keys[0], ctrs[0].copy())
-                known[KNOWN_GEN] += 1
+                core.legal_mask(la.state.arrays(), g.rv, 0, mask)
+                r = planned_rollouts(srow, la.state.arrays(), g.rv, row, seat, known, mask, la.keys[0, 0],
+                                     la.ctrs[0, 0:1].copy())
                 t = time.perf_counter()
-                a = search_action(srow, A, rv, g, seat, known, mask, keys[0], ctrs[0])
+                a = int(pol.act_state(la, g.rv, rows)[0])
                 dt = time.perf_counter() - t
                 costs.append(dt)
                 if r:
                     searched.append(dt)
                     rollouts += r
-            else:
-                a = choose_action(ids[seat], params[seat], A, rv, 0, seat, mask, k, keys[seat], ctrs[seat])
-            assert core.step(A, rv, 0, a) == 0
+            g.apply(a)
     return time.perf_counter() - t0, costs, searched, rollouts
 
 
