@@ -236,7 +236,8 @@ def describe_agents() -> str:
         first = (a.doc or "").strip().split("\n\n")[0].replace("\n", " ")
         out += [f"## `{a.name}` (id {a.id})", "", first, "", f"Decision memory: {a.memory} int64 entries."
                 + (" Inlined into the closed loop (the hot agent)." if a.hot else "")
-                + (" Played from Python through the lockstep env (a driven agent), not in the closed loop." if a.driven else ""), ""]
+                + (" Played from Python through the lockstep env (a driven agent), not in the closed loop."
+                   if a.driven else ""), ""]
         if not a.params:
             out += ["No parameters.", ""]
             continue

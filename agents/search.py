@@ -21,9 +21,10 @@ At a decision of a searched kind with more than one sensible action, it
 
 The value of a finished hand, for the searching seat:
 
-* in single hands (and in the per-hand match modes, or with ``match_sigma = 0``), ``win + penalty_weight * (mean penalty of the
-  others - own penalty) / 100``: a hand is scored first by who goes out (the win share of the
-  tournament tables), then by the penalty points;
+* in single hands (a match of one hand, ``in_match``; and in the per-hand match modes, or with
+  ``match_sigma = 0``), ``win + penalty_weight * (mean penalty of the others - own penalty) / 100``:
+  a hand is scored first by who goes out (the win share of the tournament tables), then by the
+  penalty points;
 * in matches played for the lowest total (``fixed_hands_low_total``, Caribbean) with
   ``match_sigma > 0``: the chance of finishing the match below every opponent, estimated from the
   totals after this hand as ``prod_o Phi((T_o - T) / (match_sigma * sqrt(h + 0.5)))`` with ``h``
@@ -52,7 +53,7 @@ from kalooki_sim.core.rulevec import (
 )
 from kalooki_sim.engine.core import apply_action, legal_mask
 from kalooki_sim.engine.layout import (
-    A_DISCARD, A_LAY, A_TACK, DECK_MAX, G_HAND_NO, G_HAND_WINNER, G_LAST_HAND, G_NP, G_PHASE, G_TERMINAL,
+    A_DISCARD, A_LAY, A_TACK, DECK_MAX, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, G_PHASE, G_TERMINAL,
     G_TO_ACT, N_ACTIONS, N_TYPES, P_MAX, PH_PLAY, PS_TOTAL,
 )
 from kalooki_sim.engine.match_flow import SP_REAL
@@ -151,14 +152,21 @@ def _phi(x):
 
 
 @njit(_nrt=False)
-def hand_value(params, rv, gs, ps, r, seat, before):
+def in_match(gs, g):
+    """Is the hand of row ``g`` part of a match that goes on or went before (not a single hand)?
+    A single hand is dealt as a match of one hand (of any round): its first hand is its last."""
+    return gs[g, G_HANDS_DONE] > 0 or gs[g, G_LAST_HAND] > gs[g, G_HAND_NO]
+
+
+@njit(_nrt=False)
+def hand_value(params, rv, gs, ps, r, seat, before, match):
     """The searching seat's value of the finished hand in row ``r`` (module docstring); ``before``
-    the totals when the hand was searched."""
+    the totals when the hand was searched, ``match`` whether it was a match's hand (``in_match``
+    then: the finished hand has counted itself done)."""
     n = gs[r, G_NP]
     sigma = params[P_MATCH_SIGMA]
     mode = rv[R_MATCH_MODE]
-    in_match = gs[r, G_LAST_HAND] > 0                   # a single hand is dealt as a match of one
-    if in_match and sigma > 0.0 and (mode == MATCH_MODE_FIXED_HANDS_LOW_TOTAL or mode == MATCH_MODE_ELIMINATION_POOL):
+    if match and sigma > 0.0 and (mode == MATCH_MODE_FIXED_HANDS_LOW_TOTAL or mode == MATCH_MODE_ELIMINATION_POOL):
         own = np.float64(ps[r, seat, PS_TOTAL])
         if mode == MATCH_MODE_FIXED_HANDS_LOW_TOTAL:
             h = np.float64(max(gs[r, G_LAST_HAND] - gs[r, G_HAND_NO], 0))
@@ -245,6 +253,7 @@ def search_action(params, state, rv, g, seat, known, mask, key, ctr):
     before = np.empty(P_MAX, dtype=np.int64)
     for p in range(P_MAX):
         before[p] = state.ps[g, p, PS_TOTAL]
+    match = in_match(state.gs, g)
     value = np.zeros((nc, worlds), dtype=np.float64)
     for w in range(worlds):
         wkey = rng_u64(skey, w)
@@ -256,7 +265,7 @@ def search_action(params, state, rv, g, seat, known, mask, key, ctr):
             copy_row(ws, r0, ws, rr)
             _apply(ws, rv, rr, cand[c])    # legal in every world: its legality reads only what the seat knows
             rollout(params, ws, rv, rr, keys, rknown, rmask, ctrs)
-            value[c, w] = hand_value(params, rv, ws.gs, ws.ps, rr, seat, before)
+            value[c, w] = hand_value(params, rv, ws.gs, ws.ps, rr, seat, before, match)
     return cand[_choose(value, params[P_CONFIDENCE])]
 
 

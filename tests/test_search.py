@@ -20,7 +20,7 @@ from kalooki_sim import load_rules
 from kalooki_sim.agents.base import default_params, policy_id
 from kalooki_sim.agents.compiled import choose_action
 from kalooki_sim.agents.known import KNOWN_GEN
-from kalooki_sim.agents.search import KNOWN_LEN, PARAMS, hand_value, search_action
+from kalooki_sim.agents.search import KNOWN_LEN, PARAMS, hand_value, in_match, search_action
 from kalooki_sim.agents.worlds import sample_world
 from kalooki_sim.core.rng import rng_key
 from kalooki_sim.engine import core, layout as L
@@ -176,19 +176,37 @@ def test_hand_value():
     ps[0, :3, L.PS_TOTAL] = [0, 40, 60]
     before = np.zeros(L.P_MAX, dtype=np.int64)
     row = _row(penalty_weight=1.0, match_sigma=30.0)
-    assert hand_value(row, rv, gs, ps, 0, 0, before) == pytest.approx(1.0 + 0.5)
-    assert hand_value(row, rv, gs, ps, 0, 1, before) == pytest.approx((30 - 40) / 100)
+    assert hand_value(row, rv, gs, ps, 0, 0, before, False) == pytest.approx(1.0 + 0.5)
+    assert hand_value(row, rv, gs, ps, 0, 1, before, False) == pytest.approx((30 - 40) / 100)
     gs[0, L.G_LAST_HAND] = 8                              # a match: the totals decide
     gs[0, L.G_HAND_NO] = 8
-    last = hand_value(row, rv, gs, ps, 0, 0, before)
+    last = hand_value(row, rv, gs, ps, 0, 0, before, True)
     gs[0, L.G_HAND_NO] = 2
-    early = hand_value(row, rv, gs, ps, 0, 0, before)
+    early = hand_value(row, rv, gs, ps, 0, 0, before, True)
     assert 0.9 < last <= 1.0 and 0.3 < early < last
-    assert hand_value(row, rv, gs, ps, 0, 2, before) < hand_value(row, rv, gs, ps, 0, 1, before) < early
+    assert hand_value(row, rv, gs, ps, 0, 2, before, True) < hand_value(row, rv, gs, ps, 0, 1, before, True) < early
+    assert hand_value(_row(penalty_weight=1.0), rv, gs, ps, 0, 0, before, True) == pytest.approx(1.5)  # sigma 0
+
+
+def test_a_single_hand_of_any_round_is_not_a_match():
+    """A tournament's single hand of round r is dealt as a one-hand match starting at hand r: the
+    search must score it as a hand (who goes out), not as the last hand of a match."""
+    from kalooki_sim.runtime.game import Game
+
+    rules = load_rules("caribbean")
+    for r in (0, 4, 8):
+        g = Game(rules, 4, seed=1, game_id=r, first_hand=r, n_hands=1)
+        assert not in_match(g.state.gs, 0), r
+    g = Game(rules, 4, seed=1, game_id=0)                  # a whole match: every hand is a match's
+    assert in_match(g.state.gs, 0)
+    st = State.empty(1)
+    st.gs[0, L.G_HAND_NO] = st.gs[0, L.G_LAST_HAND] = 8
+    st.gs[0, L.G_HANDS_DONE] = 8                          # the last hand of a match
+    assert in_match(st.gs, 0)
 
 
 def test_named_search_strategies_take_their_base():
-    for name, base in (("search-caribbean", "sharp-caribbean"), ("search-k40", "sharp-k40")):
+    for name, base in (("search-caribbean", "sharp-caribbean"), ("search-k40", "sharp-k40"), ("search-sharp", "sharp")):
         s, b = load_strategy(name), load_strategy(base)
         assert s.agent == "search"
         assert s.params[:len(b.params)] == b.params

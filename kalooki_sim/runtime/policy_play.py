@@ -3,8 +3,9 @@
 ``play_policies(rules, n_players, seats, n_games, seed)`` takes one entry per seat: a strategy name
 (a compiled agent, played inside the loop) or an object with the ``Policy`` protocol
 (``agents.base.Policy``: a learned network, ``agents.learned.LearnedPolicy``, any Python
-policy, or a driven compiled agent's seats: ``agents.search_policy.SearchPolicy``).  The policy seats are the environment's learner seats; at every step each policy acts on
-the rows where one of its seats decides.  The result has ``rollout.simulate``'s columns (the
+policy, or a driven compiled agent's seats: ``agents.search_policy.SearchPolicy``).  The policy
+seats are the environment's learner seats; at every step each policy acts on the rows where one of
+its seats decides.  The result has ``rollout.simulate``'s columns (the
 environment keeps the rows of the games it plays: ``KalookiVecEnv(keep_rows=...)``), with
 ``policy_id`` -1 for the policy seats, so the statistics and tables that read ``simulate``'s rows
 read these too.

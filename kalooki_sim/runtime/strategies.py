@@ -9,8 +9,8 @@ A strategy is data (``configs/agents/<name>.toml``, installed as ``kalooki_sim.s
 
 so a tuned or hand-written setting is a file, never a recompile.  ``base = "<strategy>"`` starts
 the row from another strategy's values of the parameters both agents have (``search-caribbean``
-searches with ``sharp-caribbean``'s settings as its base strategy), ``[params]`` then overrides.  The base agents themselves
-(``random``, ``greedy``) are strategies with their default parameters.  Every command that takes
+searches with ``sharp-caribbean``'s settings as its base strategy), ``[params]`` then overrides.
+The base agents themselves (``random``, ``greedy``) are strategies with their default parameters.  Every command that takes
 ``--agents`` resolves names here; an unknown name is an error that lists the known ones.  A path
 to a TOML file works as a name too.
 
@@ -146,7 +146,8 @@ def _from_toml(name: str, text: str, where: str, base: Path | None = None) -> St
         except StrategyError as e:
             raise StrategyError(f"{where}: base {doc['base']!r}: {e}") from None
         if b.learned:
-            raise StrategyError(f"{where}: base {doc['base']!r} is played from Python (a checkpoint, a Python policy, a search), not a compiled setting")
+            raise StrategyError(f"{where}: base {doc['base']!r} is played from Python (a checkpoint, a Python "
+                                f"policy, a search), not a compiled setting")
         for key, value in zip(PARAM_NAMES[b.agent_id], b.params):
             if key in names:
                 row[names.index(key)] = float(value)
@@ -276,9 +277,9 @@ def _python_policy(s: Strategy, rules):
 def learned_policy(strategy: Strategy | str, rules):
     """The policy of a strategy played from Python: a checkpoint's ``LearnedPolicy(net,
     greedy=True)``, loaded for ``rules`` (cached per file, modification time and rules), what a
-    Python policy's factory returns, or a search strategy's ``SearchPolicy``.  Errors are ``StrategyError`` with a one-line message: torch
-    missing, a file that is not a checkpoint, a ``CheckpointMismatch``, a factory that fails or
-    returns no policy."""
+    Python policy's factory returns, or a search strategy's ``SearchPolicy``.  Errors are
+    ``StrategyError`` with a one-line message: torch missing, a file that is not a checkpoint, a
+    ``CheckpointMismatch``, a factory that fails or returns no policy."""
     s = strategy if isinstance(strategy, Strategy) else load_strategy(strategy)
     if not s.learned:
         raise StrategyError(f"{s.name} is a compiled agent ({s.agent}), not a checkpoint")
