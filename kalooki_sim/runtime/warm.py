@@ -73,15 +73,13 @@ def _env() -> None:
 
 def _search() -> None:
     """The search agent's driver (``agents.search_policy``), played through the env."""
-    from kalooki_sim.agents.search_policy import SearchPolicy
     from kalooki_sim.core.rules import load_rules
 
     from .policy_play import play_policies
-    from .strategies import load_strategy
+    from .strategies import learned_policy
 
-    base = load_strategy("search-caribbean")
-    play_policies(load_rules("caribbean"), 3, [SearchPolicy(base.params, base.name), "greedy", "greedy"], 1, 0,
-                  batch=1)
+    rules = load_rules("caribbean")
+    play_policies(rules, 3, [learned_policy("search-caribbean", rules), "greedy", "greedy"], 1, 0, batch=1)
 
 
 # in the order a job takes them (the biggest first); each runs in a fresh process
