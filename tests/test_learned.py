@@ -69,6 +69,45 @@ def test_legal_logits_are_the_full_logits_at_those_entries(seed):
     torch.testing.assert_close(got, logits[rows, acts], rtol=1e-5, atol=1e-5)
 
 
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sparse_first_layer_is_the_dense_product(seed):
+    """Differential: ``sparse_affine`` (the non-zero entries' rows of the transposed weights)
+    against torch's dense product, on thousands of random rows of every sparsity (all zeros, 5 %,
+    dense, negative values), with inputs wider than the weights (a network of an earlier layout)."""
+    from kalooki_sim.agents.learned.sparse import sparse_affine
+    from kalooki_sim.core.lanes import run_lanes
+
+    rng = np.random.default_rng(seed)
+    d, h = int(rng.integers(1, 400)), int(rng.integers(1, 300))
+    w = rng.normal(size=(h, d)).astype(np.float32)
+    b = rng.normal(size=h).astype(np.float32)
+    rows = 2000
+    x = rng.normal(size=(rows, d + int(rng.integers(0, 5)))).astype(np.float32)
+    x[rng.random(x.shape) > rng.choice([0.0, 0.05, 0.5, 1.0], size=(rows, 1))] = 0.0
+    out = np.empty((rows, h), dtype=np.float32)
+    run_lanes(sparse_affine, rows, x, np.ascontiguousarray(w.T), b, out, min_per_thread=64)
+    want = torch.nn.functional.linear(torch.from_numpy(x[:, :d]), torch.from_numpy(w), torch.from_numpy(b))
+    np.testing.assert_allclose(out, want.numpy(), rtol=1e-4, atol=1e-4 * np.sqrt(d))
+
+
+def test_acting_follows_weights_changed_in_place():
+    """The acting path keeps the first layer's transposed weights; an optimizer step changes the
+    weights in place, and the next action must be the changed network's (its argmax)."""
+    pol = LearnedPolicy(_net(4), greedy=True)
+    env = KalookiVecEnv("caribbean", 4, batch=16, seed=4)
+    obs, mask, _ = env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        with torch.no_grad():
+            pol.net.trunk[0].weight.add_(torch.randn_like(pol.net.trunk[0].weight))
+            pol.net.trunk[0].bias.mul_(-2.0)
+        a = pol.act(obs, mask, rng)
+        logits, _ = pol.net(torch.tensor(obs), torch.tensor(mask))
+        logits = logits.detach().numpy()
+        np.testing.assert_allclose(logits[np.arange(16), a], logits.max(axis=1), rtol=1e-4, atol=1e-4)
+        obs, mask, *_ = env.step(a)
+
 def test_masked_logits_give_illegal_actions_no_probability():
     net = _net()
     obs = torch.zeros((2, OBS_DIM))

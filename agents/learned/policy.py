@@ -120,13 +120,16 @@ class PolicyValueNet(nn.Module):
         logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
         return logits, self.v(obs).squeeze(-1)
 
-    def legal_logits(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    def legal_logits(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor,
+                     first: torch.Tensor | None = None) -> torch.Tensor:
         """``forward``'s logits at the pairs ``(rows[k], actions[k])`` only (equal up to float
         rounding).  A decision has a handful of legal actions among 3762: scoring just those skips
         the policy head's full product (hidden x 3762 per row) and the critic, most of a forward
-        pass, so a tournament's learned seats play at the speed of the trunk."""
+        pass, so a tournament's learned seats play at the speed of the trunk.  ``first``: the
+        trunk's first affine map of ``obs``, when the caller computed it already
+        (``LearnedPolicy``'s sparse product)."""
         obs = obs[:, :self.obs_dim]
-        z = self.trunk(obs)
+        z = self.trunk(obs) if first is None else self.trunk[1:](first)
         out = (z[rows] * self.pi.weight[actions]).sum(dim=1) + self.pi.bias[actions]
         out = out + self.family(z)[rows, self.families[actions]]
         disc = (actions >= L.A_DISCARD) & (actions < L.A_TACK)
@@ -150,20 +153,36 @@ class LearnedPolicy:
 
     def __init__(self, net: PolicyValueNet, name: str = "learned", greedy: bool = False):
         self.net, self.name, self.greedy = net.eval(), name, bool(greedy)
+        self._first_key, self._wt, self._b = None, None, None
+
+    def _first_layer(self, obs: np.ndarray) -> torch.Tensor:
+        """The trunk's first affine map of ``obs`` (float32, writeable), from its non-zero entries
+        only (``agents.learned.sparse``).  The transposed weights are kept while the weights are
+        unchanged: a training loop that acts between optimizer steps updates them in place, which
+        moves their version counter."""
+        from kalooki_sim.core.lanes import run_lanes
+
+        from .sparse import sparse_affine
+
+        lin = self.net.trunk[0]
+        key = (lin.weight.data_ptr(), lin.weight._version, lin.bias.data_ptr(), lin.bias._version)
+        if key != self._first_key:
+            self._wt = np.ascontiguousarray(lin.weight.detach().numpy().T, dtype=np.float32)
+            self._b = np.ascontiguousarray(lin.bias.detach().numpy(), dtype=np.float32)
+            self._first_key = key
+        out = np.empty((obs.shape[0], self._wt.shape[1]), dtype=np.float32)
+        run_lanes(sparse_affine, obs.shape[0], obs, self._wt, self._b, out, min_per_thread=64)
+        return torch.from_numpy(out)
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal = np.asarray(legal, dtype=np.bool_)
         if not legal.any(axis=1).all():
             raise ValueError("every row needs at least one legal action")
-        # (the env's buffers are read-only: torch gets copies of those)
-        obs = np.asarray(obs, dtype=np.float32)
-        obs = obs if obs.flags.writeable else obs.copy()
-        legal = legal if legal.flags.writeable else legal.copy()
         # only the legal entries are scored (a handful of the 3762 per row), by the network too
         # (``legal_logits``): the full head and Gumbel noise on every entry cost far more
         B, A = legal.shape
-        flat = np.flatnonzero(legal)
+        flat = np.flatnonzero(legal)                # grouped by row, the rows in order
         rows = flat // A
         counts = np.bincount(rows, minlength=B)
         # a row with one legal action has nothing to choose (most call windows): no forward pass
@@ -172,14 +191,19 @@ class LearnedPolicy:
         if choice.size:
             pick = counts[rows] > 1
             local = np.searchsorted(choice, rows[pick])         # the row's place among the choosing rows
-            score[pick] = self.net.legal_logits(torch.from_numpy(obs[choice]), torch.from_numpy(local),
-                                                torch.from_numpy(flat[pick] % A)).numpy()
+            # a copy of the choosing rows (the env's buffers are read-only; torch gets this one)
+            chosen = np.ascontiguousarray(np.asarray(obs)[choice], dtype=np.float32)
+            score[pick] = self.net.legal_logits(torch.from_numpy(chosen), torch.from_numpy(local),
+                                                torch.from_numpy(flat[pick] % A),
+                                                first=self._first_layer(chosen)).numpy()
         if not self.greedy:
             u = np.clip(rng.random(flat.size), 1e-300, 1.0 - 1e-16)
             score -= np.log(-np.log(u))
-        order = np.lexsort((-score, rows))          # by row, best first
+        # each row's best entry, the first of equal scores (a row's entries are contiguous in ``flat``)
         first = np.cumsum(counts) - counts
-        return flat[order[first]] - np.arange(B, dtype=np.int64) * A
+        best = np.maximum.reduceat(score, first)
+        at = np.where(score >= best[rows], np.arange(flat.size), flat.size)
+        return flat[np.minimum.reduceat(at, first)] - np.arange(B, dtype=np.int64) * A
 
 
 def _version_of(obs_dim: int) -> int:
