@@ -34,6 +34,12 @@ The value of a finished hand, for the searching seat:
   still lose before reaching the elimination total, ``(limit - T) / match_sigma``, and a seat over
   the limit after the hand scores 0.
 
+In a match whose calls are limited per match (Caribbean: 3), a call spent in this hand is missing
+in a later one, and a rollout that ends with the hand does not see it: every seat's total then
+counts the calls it has left as the points they will save, ``call_value * E[min(N, left)]`` with
+``N`` the calls the seat would want in the hands still to come (Poisson, ``call_rate`` per hand).
+Without it the search spent its calls early and lost the match's later hands (docs/search.md).
+
 Its randomness is the seat's stream (``key``, ``ctr``, one draw per searched decision), so a
 decision is a function of what the seat knows and that stream: re-dealing the hidden cards of the
 real game never changes it (``tests/test_search.py``).  Cost grows with ``worlds * candidates``
@@ -49,12 +55,13 @@ import numpy as np
 from kalooki_sim.core.jit import njit
 from kalooki_sim.core.rng import rng_key, rng_u64
 from kalooki_sim.core.rulevec import (
-    MATCH_MODE_ELIMINATION_POOL, MATCH_MODE_FIXED_HANDS_LOW_TOTAL, R_ELIMINATION_AT, R_MATCH_MODE,
+    CALLS_LIMIT_SCOPE_HAND, MATCH_MODE_ELIMINATION_POOL, MATCH_MODE_FIXED_HANDS_LOW_TOTAL, R_CALLS_ENABLED,
+    R_CALLS_LIMIT_SCOPE, R_ELIMINATION_AT, R_MATCH_MODE, R_MAX_CALLS_PER_PLAYER,
 )
 from kalooki_sim.engine.core import apply_action, legal_mask
 from kalooki_sim.engine.layout import (
     A_DISCARD, A_LAY, A_TACK, DECK_MAX, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, G_PHASE, G_TERMINAL,
-    G_TO_ACT, N_ACTIONS, N_TYPES, P_MAX, PH_PLAY, PS_TOTAL,
+    G_TO_ACT, N_ACTIONS, N_TYPES, P_MAX, PH_PLAY, PS_CALLS, PS_TOTAL,
 )
 from kalooki_sim.engine.match_flow import SP_REAL
 
@@ -78,6 +85,10 @@ PARAMS = EXPERT_PARAMS + (
     Param("match_sigma", 0.0, (0.0, 200.0), "matches: spread of one hand's penalty difference; 0 = hand value"),
     Param("confidence", 1.0, (0.0, 4.0), "play another action than the base only when its mean gain over the "
           "base's is this many standard errors (paired over the worlds) above zero"),
+    Param("call_value", 30.0, (0.0, 100.0), "matches with a call limit per match: penalty points a call saves in "
+          "a later hand where it is used (0: a call spent now costs nothing later)"),
+    Param("call_rate", 0.6, (0.0, 4.0), "matches with a call limit per match: the calls a seat would want per "
+          "hand in the hands to come"),
 )
 P_WORLDS = param_index(PARAMS, "worlds")
 P_CANDIDATES = param_index(PARAMS, "candidates")
@@ -87,6 +98,8 @@ P_SEARCH_MELD = param_index(PARAMS, "search_meld")
 P_PENALTY_WEIGHT = param_index(PARAMS, "penalty_weight")
 P_MATCH_SIGMA = param_index(PARAMS, "match_sigma")
 P_CONFIDENCE = param_index(PARAMS, "confidence")
+P_CALL_VALUE = param_index(PARAMS, "call_value")
+P_CALL_RATE = param_index(PARAMS, "call_rate")
 
 KNOWN_LEN = EXPERT_KNOWN_LEN
 
@@ -159,34 +172,67 @@ def in_match(gs, g):
 
 
 @njit(_nrt=False)
+def calls_worth(params, rv, gs, ps, r, p):
+    """What the calls seat ``p`` has left at the end of the hand in row ``r`` are worth in the hands
+    still to come, in penalty points (module docstring): ``call_value * E[min(N, left)]``, ``N``
+    the calls the seat will want, Poisson with mean ``call_rate`` per hand to come.  0 where calls
+    are free (no calls, a limit per hand, the match's last hand)."""
+    value = params[P_CALL_VALUE]
+    if value <= 0.0 or rv[R_CALLS_ENABLED] == 0 or rv[R_CALLS_LIMIT_SCOPE] == CALLS_LIMIT_SCOPE_HAND:
+        return 0.0
+    h = gs[r, G_LAST_HAND] - gs[r, G_HAND_NO]
+    left = rv[R_MAX_CALLS_PER_PLAYER] - ps[r, p, PS_CALLS]
+    if h <= 0 or left <= 0:
+        return 0.0
+    m = params[P_CALL_RATE] * np.float64(h)
+    term = math.exp(-m)                  # P(N = j), from j = 0
+    at_most = term                       # P(N <= j - 1) in the loop
+    used = 0.0                           # sum over j = 1 .. left of P(N >= j)
+    for j in range(1, left + 1):
+        used += 1.0 - at_most
+        term *= m / j
+        at_most += term
+    return value * used
+
+
+@njit(_nrt=False)
+def _total(params, rv, gs, ps, r, p, match):
+    """Seat ``p``'s match total at the end of the hand in row ``r``, less what its calls left will
+    save in a match (``calls_worth``)."""
+    t = np.float64(ps[r, p, PS_TOTAL])
+    return t - calls_worth(params, rv, gs, ps, r, p) if match else t
+
+
+@njit(_nrt=False)
 def hand_value(params, rv, gs, ps, r, seat, before, match):
     """The searching seat's value of the finished hand in row ``r`` (module docstring); ``before``
     the totals when the hand was searched, ``match`` whether it was a match's hand (``in_match``
-    then: the finished hand has counted itself done)."""
+    then: the finished hand has counted itself done).  In a match every seat's total counts the
+    calls it has left as the points they will save (``calls_worth``)."""
     n = gs[r, G_NP]
     sigma = params[P_MATCH_SIGMA]
     mode = rv[R_MATCH_MODE]
+    own = _total(params, rv, gs, ps, r, seat, match)
     if match and sigma > 0.0 and (mode == MATCH_MODE_FIXED_HANDS_LOW_TOTAL or mode == MATCH_MODE_ELIMINATION_POOL):
-        own = np.float64(ps[r, seat, PS_TOTAL])
         if mode == MATCH_MODE_FIXED_HANDS_LOW_TOTAL:
             h = np.float64(max(gs[r, G_LAST_HAND] - gs[r, G_HAND_NO], 0))
         else:
             limit = np.float64(rv[R_ELIMINATION_AT])
-            if own >= limit:
+            if ps[r, seat, PS_TOTAL] >= limit:
                 return 0.0
             h = (limit - own) / sigma
         scale = sigma * math.sqrt(h + 0.5)
         v = 1.0
         for o in range(n):
             if o != seat:
-                v *= _phi((np.float64(ps[r, o, PS_TOTAL]) - own) / scale)
+                v *= _phi((_total(params, rv, gs, ps, r, o, match) - own) / scale)
         return v
     win = 1.0 if gs[r, G_HAND_WINNER] == seat else 0.0
     others = 0.0
     for o in range(n):
         if o != seat:
-            others += np.float64(ps[r, o, PS_TOTAL] - before[o])
-    own_pen = np.float64(ps[r, seat, PS_TOTAL] - before[seat])
+            others += _total(params, rv, gs, ps, r, o, match) - np.float64(before[o])
+    own_pen = own - np.float64(before[seat])
     return win + params[P_PENALTY_WEIGHT] * (others / max(n - 1, 1) - own_pen) / 100.0
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -186,6 +187,77 @@ def test_hand_value():
     assert 0.9 < last <= 1.0 and 0.3 < early < last
     assert hand_value(row, rv, gs, ps, 0, 2, before, True) < hand_value(row, rv, gs, ps, 0, 1, before, True) < early
     assert hand_value(_row(penalty_weight=1.0), rv, gs, ps, 0, 0, before, True) == pytest.approx(1.5)  # sigma 0
+
+
+def _calls_worth_reference(value, rate, hands_after, left):
+    """E[min(N, left)] for N ~ Poisson(rate * hands_after), by the definition, times ``value``."""
+    if value <= 0 or hands_after <= 0 or left <= 0:
+        return 0.0
+    m = rate * hands_after
+    pmf = [math.exp(j * math.log(m) - m - math.lgamma(j + 1)) if m > 0 else float(j == 0) for j in range(200)]
+    return value * sum(min(j, left) * p for j, p in enumerate(pmf))
+
+
+def test_calls_worth_against_its_definition():
+    """The calls a seat has left are worth ``call_value * E[min(N, left)]`` in the hands to come;
+    nothing where calls are free: no hands after this one, none left, a limit per hand, no calls."""
+    from kalooki_sim.agents.search import calls_worth
+    from kalooki_sim.core.rulevec import CALLS_LIMIT_SCOPE_HAND, R_CALLS_LIMIT_SCOPE
+
+    rv = _rv("caribbean")
+    st = State.empty(1)
+    gs, ps = st.gs, st.ps
+    gs[0, L.G_NP] = 4
+    gs[0, L.G_LAST_HAND] = 8
+    limit = int(load_rules("caribbean").max_calls_per_player)
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        value, rate = float(rng.choice([0.0, 3.0, 12.5])), float(rng.uniform(0.0, 2.0))
+        hand, used = int(rng.integers(0, 9)), int(rng.integers(0, limit + 1))
+        gs[0, L.G_HAND_NO] = hand
+        ps[0, 1, L.PS_CALLS] = used
+        row = _row(call_value=value, call_rate=rate)
+        want = _calls_worth_reference(value, rate, 8 - hand, limit - used)
+        assert calls_worth(row, rv, gs, ps, 0, 1) == pytest.approx(want, rel=1e-9, abs=1e-12)
+    gs[0, L.G_HAND_NO], ps[0, 1, L.PS_CALLS] = 0, 0
+    row = _row(call_value=10.0, call_rate=0.5)
+    assert calls_worth(row, rv, gs, ps, 0, 1) > 0
+    per_hand = rv.copy()
+    per_hand[R_CALLS_LIMIT_SCOPE] = CALLS_LIMIT_SCOPE_HAND
+    assert calls_worth(row, per_hand, gs, ps, 0, 1) == 0.0
+    assert calls_worth(row, _rv("k40"), gs, ps, 0, 1) == 0.0
+
+
+def test_a_call_spent_in_a_match_costs_the_value_of_the_calls_left():
+    """Two ends of a match's hand that differ only in a call the searching seat spent: with
+    ``call_value`` the spent call lowers the hand's value by what it would have saved later; in a
+    single hand, or with ``call_value = 0``, it costs nothing."""
+    from kalooki_sim.agents.search import calls_worth
+
+    rv = _rv("caribbean")
+    st = State.empty(1)
+    gs, ps = st.gs, st.ps
+    gs[0, L.G_NP], gs[0, L.G_HAND_WINNER] = 3, 1
+    gs[0, L.G_LAST_HAND], gs[0, L.G_HAND_NO] = 8, 2
+    ps[0, :3, L.PS_TOTAL] = [30, 0, 50]
+    before = np.zeros(L.P_MAX, dtype=np.int64)
+    row = _row(penalty_weight=1.0, call_value=10.0, call_rate=0.5)
+    kept = hand_value(row, rv, gs, ps, 0, 0, before, True)
+    worth_kept = calls_worth(row, rv, gs, ps, 0, 0)
+    ps[0, 0, L.PS_CALLS] = 1
+    spent = hand_value(row, rv, gs, ps, 0, 0, before, True)
+    worth_spent = calls_worth(row, rv, gs, ps, 0, 0)
+    assert worth_kept > worth_spent
+    assert kept - spent == pytest.approx((worth_kept - worth_spent) / 100)
+    assert hand_value(row, rv, gs, ps, 0, 0, before, False) == hand_value(_row(penalty_weight=1.0, call_value=0.0),
+                                                                           rv, gs, ps, 0, 0, before, False)
+    free = _row(penalty_weight=1.0, call_value=0.0)
+    assert hand_value(free, rv, gs, ps, 0, 0, before, True) == hand_value(free, rv, gs, ps, 0, 0, before, False)
+    sig = _row(penalty_weight=1.0, call_value=10.0, call_rate=0.5, match_sigma=30.0)
+    ps[0, 0, L.PS_CALLS] = 0
+    v_kept = hand_value(sig, rv, gs, ps, 0, 0, before, True)
+    ps[0, 0, L.PS_CALLS] = 1
+    assert hand_value(sig, rv, gs, ps, 0, 0, before, True) < v_kept
 
 
 def test_a_single_hand_of_any_round_is_not_a_match():
