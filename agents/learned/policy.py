@@ -43,8 +43,11 @@ import torch
 from torch import nn
 
 from kalooki_sim.agents.observation import N_CF, OBS_DIM, OBS_VERSION, OBS_WIDTHS, SECTIONS
+from kalooki_sim.core.lanes import run_lanes
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.layout import N_ACTIONS
+
+from .sparse import sparse_affine
 
 __all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
            "CheckpointMismatch", "CHECKPOINT_FORMAT"]
@@ -160,10 +163,6 @@ class LearnedPolicy:
         only (``agents.learned.sparse``).  The transposed weights are kept while the weights are
         unchanged: a training loop that acts between optimizer steps updates them in place, which
         moves their version counter."""
-        from kalooki_sim.core.lanes import run_lanes
-
-        from .sparse import sparse_affine
-
         lin = self.net.trunk[0]
         key = (lin.weight.data_ptr(), lin.weight._version, lin.bias.data_ptr(), lin.bias._version)
         if key != self._first_key:
