@@ -498,3 +498,37 @@ def test_schedule_arguments_are_checked(kw, msg):
     tables = np.array([[-1, 1, 1, 1]], dtype=np.int64)            # -1: the learner seat (EXTERNAL)
     with pytest.raises(ValueError, match=msg):
         KalookiVecEnv("caribbean", 4, batch=2, tables=tables, **kw)
+
+
+def test_rows_past_the_schedule_park():
+    """With ``episode_games`` each scheduled episode is played once: a row whose next episode is
+    past the schedule (and every row beyond it at reset) waits undealt, with seat -1, no reward and
+    no episode end, whatever action it is given, while the others finish; every episode's result
+    is kept."""
+    tables = np.array([[-1, 1, 1, 1], [1, -1, 1, 1]], dtype=np.int64)           # -1: the learner seat
+    games = np.array([4, 4, 7, 11, 2], dtype=np.int64)
+    env = KalookiVecEnv("caribbean", 4, batch=8, tables=tables, episode_games=games, keep_rows=len(games), seed=3)
+    obs, mask, info = env.reset()
+    rng = np.random.default_rng(0)
+    np.testing.assert_array_equal(env.parked, np.arange(8) >= 5)
+    assert (info["seat"][5:] == -1).all()
+    steps, was = 0, env.parked.copy()
+    while not env.parked.all():
+        a = env.random_actions(rng)
+        a[env.parked] = -7                                  # ignored: any integer
+        obs, mask, rew, done, info = env.step(a)
+        assert not rew[was].any() and not done[was].any()
+        assert (info["seat"][env.parked] == -1).all() and (info["seat"][~env.parked] >= 0).all()
+        assert (done[env.parked & ~was]).all()              # a row parks as its episode ends
+        was = env.parked.copy()
+        steps += 1
+    assert 0 < steps < 2000
+    rows = env.result_rows(with_rows=True)
+    assert sorted(set(rows["batch_row"].tolist())) == list(range(len(games)))
+    np.testing.assert_array_equal(np.unique(rows["game_id"]), np.unique(games))
+    with pytest.raises(IllegalActionError):
+        env2 = KalookiVecEnv("caribbean", 4, batch=8, tables=tables, episode_games=games, seed=3)
+        env2.reset()
+        bad = env2.random_actions(rng)
+        bad[0] = -1                                         # a live row's action is still checked
+        env2.step(bad)

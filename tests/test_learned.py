@@ -16,6 +16,7 @@ from kalooki_sim.agents.learned import (  # noqa: E402
     save_checkpoint,
 )
 from kalooki_sim.agents.observation import OBS_WIDTHS  # noqa: E402
+from kalooki_sim.engine.layout import A_DISCARD, A_TACK  # noqa: E402
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv  # noqa: E402
 
 
@@ -72,27 +73,63 @@ def test_legal_logits_are_the_full_logits_at_those_entries(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_sparse_first_layer_is_the_dense_product(seed):
-    """Differential: ``sparse_affine`` (the non-zero entries' rows of the transposed weights)
-    against torch's dense product, on thousands of random rows of every sparsity (all zeros, 5 %,
-    dense, negative values), with inputs wider than the weights (a network of an earlier layout)."""
-    from kalooki_sim.agents.learned.sparse import sparse_affine
+    """Differential: ``fold_shared`` + ``sparse_affine`` (the non-zero entries' rows of the
+    transposed weights, the ones every listed row shares folded into the bias) against torch's
+    dense product, on thousands of random rows of every sparsity (all zeros, 5 %, dense, negative
+    values), some columns the same in every row, a subset of the rows listed, inputs wider than
+    the weights (a network of an earlier layout)."""
+    from kalooki_sim.agents.learned.sparse import fold_shared, sparse_affine
     from kalooki_sim.core.lanes import run_lanes
 
     rng = np.random.default_rng(seed)
     d, h = int(rng.integers(1, 400)), int(rng.integers(1, 300))
     w = rng.normal(size=(h, d)).astype(np.float32)
     b = rng.normal(size=h).astype(np.float32)
-    rows = 2000
-    x = rng.normal(size=(rows, d + int(rng.integers(0, 5)))).astype(np.float32)
-    x[rng.random(x.shape) > rng.choice([0.0, 0.05, 0.5, 1.0], size=(rows, 1))] = 0.0
-    out = np.empty((rows, h), dtype=np.float32)
-    run_lanes(sparse_affine, rows, x, np.ascontiguousarray(w.T), b, out, min_per_thread=64)
-    want = torch.nn.functional.linear(torch.from_numpy(x[:, :d]), torch.from_numpy(w), torch.from_numpy(b))
+    n = 2000
+    x = rng.normal(size=(n, d + int(rng.integers(0, 5)))).astype(np.float32)
+    x[rng.random(x.shape) > rng.choice([0.0, 0.05, 0.5, 1.0], size=(n, 1))] = 0.0
+    const = rng.random(x.shape[1]) < 0.2                    # shared by every row (some of them zero)
+    x[:, const] = rng.choice([0.0, 0.5, -1.0], size=int(const.sum())).astype(np.float32)
+    rows = np.sort(rng.choice(n, size=int(rng.integers(1, n)), replace=False)).astype(np.int64)
+    wt = np.ascontiguousarray(w.T)
+    shared, bias = np.empty(d, dtype=np.bool_), np.empty(h, dtype=np.float32)
+    fold_shared(x, rows, wt, b, shared, bias)
+    assert shared[const[:d] & (x[0, :d] != 0)].all()
+    out = np.empty((rows.size, h), dtype=np.float32)
+    run_lanes(sparse_affine, rows.size, x, rows, wt, bias, shared, out, min_per_thread=64)
+    want = torch.nn.functional.linear(torch.from_numpy(x[rows, :d]), torch.from_numpy(w), torch.from_numpy(b))
     np.testing.assert_allclose(out, want.numpy(), rtol=1e-4, atol=1e-4 * np.sqrt(d))
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_acting_scores_are_the_reference_logits(seed):
+    """Differential: the compiled acting path (``LearnedPolicy.legal_scores``: sparse first layer,
+    composed discard scorer, one pass over the pairs) against ``legal_logits`` (torch), on real
+    positions of the env and on random observations, with draws, discards and lay-offs."""
+    torch.manual_seed(seed)
+    net = PolicyValueNet(hidden=(48, 32))
+    pol = LearnedPolicy(net)
+    rng = np.random.default_rng(seed)
+    env = KalookiVecEnv("caribbean", 4, batch=64, seed=seed)
+    obs, mask, _ = env.reset()
+    for _ in range(int(rng.integers(0, 30))):
+        obs, mask, *_ = env.step(pol.act(obs, mask, rng))
+    fake = rng.normal(size=(40, OBS_DIM)).astype(np.float32)
+    fake[rng.random(fake.shape) < 0.9] = 0.0
+    fake_mask = rng.random((40, N_ACTIONS)) < 0.01
+    for o, m in ((obs, mask), (fake, fake_mask)):
+        rows, acts = np.nonzero(m)
+        choice = np.unique(rows)
+        local = np.searchsorted(choice, rows)
+        got = pol.legal_scores(np.ascontiguousarray(o), choice, local, acts.astype(np.int64))
+        with torch.no_grad():
+            want = net.legal_logits(torch.tensor(o[choice]), torch.from_numpy(local), torch.from_numpy(acts))
+        assert ((acts >= A_DISCARD) & (acts < A_TACK)).any()
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
+
+
 def test_acting_follows_weights_changed_in_place():
-    """The acting path keeps the first layer's transposed weights; an optimizer step changes the
+    """The acting path keeps the weights laid out for its kernels; an optimizer step changes the
     weights in place, and the next action must be the changed network's (its argmax)."""
     pol = LearnedPolicy(_net(4), greedy=True)
     env = KalookiVecEnv("caribbean", 4, batch=16, seed=4)
@@ -102,6 +139,8 @@ def test_acting_follows_weights_changed_in_place():
         with torch.no_grad():
             pol.net.trunk[0].weight.add_(torch.randn_like(pol.net.trunk[0].weight))
             pol.net.trunk[0].bias.mul_(-2.0)
+            for layer in (pol.net.pi, pol.net.family, pol.net.context, pol.net.card[0]):
+                layer.weight.add_(torch.randn_like(layer.weight))
         a = pol.act(obs, mask, rng)
         logits, _ = pol.net(torch.tensor(obs), torch.tensor(mask))
         logits = logits.detach().numpy()

@@ -37,6 +37,7 @@ refuses a mismatch with ``CheckpointMismatch`` saying which and how to fix it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -47,7 +48,8 @@ from kalooki_sim.core.lanes import run_lanes
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.layout import N_ACTIONS
 
-from .sparse import sparse_affine
+from .scores import legal_scores
+from .sparse import fold_shared, sparse_affine
 
 __all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
            "CheckpointMismatch", "CHECKPOINT_FORMAT"]
@@ -123,16 +125,14 @@ class PolicyValueNet(nn.Module):
         logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
         return logits, self.v(obs).squeeze(-1)
 
-    def legal_logits(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor,
-                     first: torch.Tensor | None = None) -> torch.Tensor:
+    def legal_logits(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """``forward``'s logits at the pairs ``(rows[k], actions[k])`` only (equal up to float
         rounding).  A decision has a handful of legal actions among 3762: scoring just those skips
         the policy head's full product (hidden x 3762 per row) and the critic, most of a forward
-        pass, so a tournament's learned seats play at the speed of the trunk.  ``first``: the
-        trunk's first affine map of ``obs``, when the caller computed it already
-        (``LearnedPolicy``'s sparse product)."""
+        pass.  The differentiable reference of the compiled acting path (``LearnedPolicy.act``,
+        ``agents.learned.scores``)."""
         obs = obs[:, :self.obs_dim]
-        z = self.trunk(obs) if first is None else self.trunk[1:](first)
+        z = self.trunk(obs)
         out = (z[rows] * self.pi.weight[actions]).sum(dim=1) + self.pi.bias[actions]
         out = out + self.family(z)[rows, self.families[actions]]
         disc = (actions >= L.A_DISCARD) & (actions < L.A_TACK)
@@ -149,37 +149,83 @@ class PolicyValueNet(nn.Module):
         return torch.distributions.Categorical(logits=logits), value
 
 
+class _ActingWeights(NamedTuple):
+    """The network's weights in the layouts the compiled acting path reads (``LearnedPolicy``)."""
+    first_wt: np.ndarray        # the trunk's first layer, transposed (obs_dim x hidden)
+    first_b: np.ndarray
+    pi_w: np.ndarray            # the policy head (N_ACTIONS x hidden) and its bias
+    pi_b: np.ndarray
+    head: torch.Tensor          # per row from z: the family bias and the discard scorer's first layer
+    head_b: torch.Tensor        #   at the row's context (composed: card[0]'s context part @ context)
+    families: np.ndarray
+    card_w: np.ndarray          # the discard scorer's first layer, its card-feature part
+    out_w: np.ndarray           # and its second layer
+    out_b: float
+
+
 class LearnedPolicy:
     """A network as a ``Policy`` (``agents.base``): ``act(obs, legal, rng)`` samples each row's action
     from the masked softmax with the Gumbel-max trick on ``rng`` (the only randomness, so a seeded
-    run repeats), or takes the argmax when ``greedy``."""
+    run repeats), or takes the argmax when ``greedy``.
+
+    Acting is compiled around the trunk (``agents.learned.sparse``: the first layer from the
+    observation's non-zero entries; ``agents.learned.scores``: the logits of the legal entries),
+    on weights laid out once and kept while they are unchanged: a training loop that acts between
+    optimizer steps updates them in place, which moves their version counters."""
 
     def __init__(self, net: PolicyValueNet, name: str = "learned", greedy: bool = False):
         self.net, self.name, self.greedy = net.eval(), name, bool(greedy)
-        self._first_key, self._wt, self._b = None, None, None
+        self._key, self._w = None, None
 
-    def _first_layer(self, obs: np.ndarray) -> torch.Tensor:
-        """The trunk's first affine map of ``obs`` (float32, writeable), from its non-zero entries
-        only (``agents.learned.sparse``).  The transposed weights are kept while the weights are
-        unchanged: a training loop that acts between optimizer steps updates them in place, which
-        moves their version counter."""
-        lin = self.net.trunk[0]
-        key = (lin.weight.data_ptr(), lin.weight._version, lin.bias.data_ptr(), lin.bias._version)
-        if key != self._first_key:
-            self._wt = np.ascontiguousarray(lin.weight.detach().numpy().T, dtype=np.float32)
-            self._b = np.ascontiguousarray(lin.bias.detach().numpy(), dtype=np.float32)
-            self._first_key = key
-        out = np.empty((obs.shape[0], self._wt.shape[1]), dtype=np.float32)
-        run_lanes(sparse_affine, obs.shape[0], obs, self._wt, self._b, out, min_per_thread=64)
+    def _weights(self) -> _ActingWeights:
+        net = self.net
+        key = tuple((p.data_ptr(), p._version) for p in net.parameters())
+        if key != self._key:
+            f32 = lambda t: np.ascontiguousarray(t.detach().numpy(), dtype=np.float32)
+            card0, card1 = net.card[0], net.card[2]
+            w_ctx = card0.weight[:, N_CF:]
+            head = torch.cat([net.family.weight, w_ctx @ net.context.weight]).detach().contiguous()
+            head_b = torch.cat([net.family.bias, w_ctx @ net.context.bias + card0.bias]).detach().contiguous()
+            self._w = _ActingWeights(f32(net.trunk[0].weight.T), f32(net.trunk[0].bias), f32(net.pi.weight),
+                                     f32(net.pi.bias), head, head_b, net.families.numpy().astype(np.int64),
+                                     f32(card0.weight[:, :N_CF]), f32(card1.weight[0]), float(card1.bias[0]))
+            self._key = key
+        return self._w
+
+    def _first_layer(self, obs: np.ndarray, rows: np.ndarray, w: _ActingWeights) -> torch.Tensor:
+        """The trunk's first affine map of the rows ``rows`` of ``obs`` (float32, writeable), from
+        their non-zero entries that the rows do not all share (``agents.learned.sparse``)."""
+        d, h = w.first_wt.shape
+        shared = np.empty(d, dtype=np.bool_)
+        bias = np.empty(h, dtype=np.float32)
+        fold_shared(obs, rows, w.first_wt, w.first_b, shared, bias)
+        out = np.empty((rows.shape[0], h), dtype=np.float32)
+        run_lanes(sparse_affine, rows.shape[0], obs, rows, w.first_wt, bias, shared, out, min_per_thread=64)
         return torch.from_numpy(out)
+
+    @torch.no_grad()
+    def legal_scores(self, obs: np.ndarray, choice: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The network's logits (float32) of the pairs ``(rows[k], actions[k])``, ``rows`` indexing
+        ``choice``, the rows of ``obs`` (float32, C-contiguous) that decide: the compiled
+        counterpart of ``PolicyValueNet.legal_logits(obs[choice], rows, actions)``."""
+        w = self._weights()
+        z = self.net.trunk[1:](self._first_layer(obs, choice, w))
+        head = torch.nn.functional.linear(z, w.head, w.head_b).numpy()
+        out = np.empty(rows.size, dtype=np.float32)
+        legal_scores(z.numpy(), rows, actions, w.pi_w, w.pi_b, head, N_FAMILIES, w.families, obs, choice, _CARDS_AT,
+                     N_CF, w.card_w, w.out_w, w.out_b, out)
+        return out
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         legal = np.asarray(legal, dtype=np.bool_)
         if not legal.any(axis=1).all():
             raise ValueError("every row needs at least one legal action")
-        # only the legal entries are scored (a handful of the 3762 per row), by the network too
-        # (``legal_logits``): the full head and Gumbel noise on every entry cost far more
+        obs = np.asarray(obs)
+        if obs.dtype != np.float32 or not obs.flags.c_contiguous:
+            obs = np.ascontiguousarray(obs, dtype=np.float32)
+        # only the legal entries are scored (a handful of the 3762 per row): the full head and
+        # Gumbel noise on every entry cost far more
         B, A = legal.shape
         flat = np.flatnonzero(legal)                # grouped by row, the rows in order
         rows = flat // A
@@ -190,11 +236,7 @@ class LearnedPolicy:
         if choice.size:
             pick = counts[rows] > 1
             local = np.searchsorted(choice, rows[pick])         # the row's place among the choosing rows
-            # a copy of the choosing rows (the env's buffers are read-only; torch gets this one)
-            chosen = np.ascontiguousarray(np.asarray(obs)[choice], dtype=np.float32)
-            score[pick] = self.net.legal_logits(torch.from_numpy(chosen), torch.from_numpy(local),
-                                                torch.from_numpy(flat[pick] % A),
-                                                first=self._first_layer(chosen)).numpy()
+            score[pick] = self.legal_scores(obs, choice, local, flat[pick] % A)
         if not self.greedy:
             u = np.clip(rng.random(flat.size), 1e-300, 1.0 - 1e-16)
             score -= np.log(-np.log(u))

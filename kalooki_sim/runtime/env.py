@@ -123,6 +123,9 @@ class KalookiVecEnv:
     ``episode_games`` (int64[E]) schedules the episodes instead: episode ``first_game_id + e`` plays
     game ``episode_games[e % E]`` at table ``e % T`` (a tournament plays each deal in every seating
     of its table in one batch); ``game_id`` then counts episodes, and the kept rows are episodes.
+    Each scheduled episode is played once: a row whose next episode is past the schedule is
+    ``parked`` (not dealt again; its ``seat`` is -1, its observation and mask stay those of its last
+    decision and its action, any integer, is ignored) while the other rows finish theirs.
     ``table_streams`` (int64[T, n]): each seat's policy stream per table (default the seat number).
     """
 
@@ -262,6 +265,12 @@ class KalookiVecEnv:
         return self._mask_view
 
     @property
+    def parked(self) -> np.ndarray:
+        """bool[B]: the rows past the schedule (``episode_games``), waiting undealt (class docstring)."""
+        E = self.episode_games.size
+        return self.gid - self.first_game_id >= E if E else np.zeros(self.batch, dtype=np.bool_)
+
+    @property
     def game_id(self) -> np.ndarray:
         return self.gid
 
@@ -356,10 +365,11 @@ class KalookiVecEnv:
             a = np.where(out_u, -1, wide).astype(np.int64)
         else:
             a = wide.astype(np.int64)
-        out = (a < 0) | (a >= N_ACTIONS)
+        parked = self.parked
+        out = ((a < 0) | (a >= N_ACTIONS)) & ~parked
         bad = np.flatnonzero(out)
         if not bad.size:
-            bad = np.flatnonzero(~self._mask[np.arange(self.batch), a])
+            bad = np.flatnonzero(~self._mask[np.arange(self.batch), np.where(parked, 0, a)] & ~parked)
         if bad.size:
             from kalooki_sim.engine.action_text import action_text
 

@@ -156,6 +156,15 @@ def _begin(state, rv, b, sheet, seating, ctx, tables, settings, wins_seen, gid):
 
 
 @njit(_nrt=False)
+def _parked(settings, gid):
+    """Is a row whose next episode is ``gid`` past an explicit schedule (``Settings.games``)?  It
+    then waits, undealt, while the others finish: a tournament's batch plays each scheduled
+    episode once, and the rows that run out first would otherwise play unkept games for the rest
+    of the batch (most of the steps of a schedule: docs/benchmark-history.md)."""
+    return settings.games.shape[0] > 0 and gid - settings.first_gid >= settings.games.shape[0]
+
+
+@njit(_nrt=False)
 def _run(state, rv, b, sheet, seating, ctx, lane, out, tables, settings, rows, work):
     """Play row ``b`` on to its next learner decision (the compiled seats inside ``loop.advance``,
     new games dealt as episodes end), adding up rewards and keeping the finished episode's results;
@@ -191,6 +200,9 @@ def _run(state, rv, b, sheet, seating, ctx, lane, out, tables, settings, rows, w
                 res[b, RES_PLAYED, p] = sp[b, SP_PLAYED, p]
             done[b] = True
             gid[b] += settings.stride
+            if _parked(settings, gid[b]):
+                rows.seat[b] = -1
+                return 0
             _begin(state, rv, b, sheet, seating, ctx, tables, settings, wins_seen, gid[b])
         else:
             return ERR_LOOP + ctx[b, CX_ERR]
@@ -203,7 +215,7 @@ def _row(mode, state, rv, b, sheet, seating, ctx, lane, out, tables, settings, r
     seats, params = seating.seats, seating.params
     if mode == MODE_CHOOSE:
         seat = gs[b, G_TO_ACT]
-        if seat < 0:
+        if seat < 0 or _parked(settings, rows.gid[b]):
             call.actions[b] = -1
             return
         p = sheet.sp[b, SP_REAL, seat]
@@ -225,6 +237,10 @@ def _row(mode, state, rv, b, sheet, seating, ctx, lane, out, tables, settings, r
     for p in range(P_MAX):
         rows.rew[b, p] = 0.0
     rows.done[b] = False
+    if _parked(settings, rows.gid[b]):         # its action (any) is ignored
+        rows.seat[b] = -1
+        call.err[b] = 0
+        return
     if mode == MODE_RESET:
         _begin(state, rv, b, sheet, seating, ctx, tables, settings, rows.wins_seen, rows.gid[b])
     else:

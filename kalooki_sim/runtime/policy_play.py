@@ -5,7 +5,8 @@
 (``agents.base.Policy``: a learned network, ``agents.learned.LearnedPolicy``, any Python
 policy, or a driven compiled agent's seats: ``agents.search_policy.SearchPolicy``).  The policy
 seats are the environment's learner seats; at every step each policy acts on the rows where one of
-its seats decides.  The result has ``rollout.simulate``'s columns (the
+its seats decides (when that is every row, on the environment's own read-only buffers, not a copy:
+a policy copies what it changes or keeps).  The result has ``rollout.simulate``'s columns (the
 environment keeps the rows of the games it plays: ``KalookiVecEnv(keep_rows=...)``), with
 ``policy_id`` -1 for the policy seats, so the statistics and tables that read ``simulate``'s rows
 read these too.
@@ -23,6 +24,12 @@ import numpy as np
 from .env import LEARNER, KalookiVecEnv
 
 __all__ = ["play_policies", "play_schedule", "policy_actions"]
+
+
+def _rows_of(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``a[rows]``, without the copy when ``rows`` is every row in order (a tournament's learned
+    entrant decides in every row of most steps: the observations alone are 14 MB a step)."""
+    return a if rows.size == len(a) else a[rows]
 
 
 def policy_actions(policy, obs, legal, rng, engine=None, rows=None) -> np.ndarray:
@@ -93,7 +100,8 @@ def play_policies(rules, n_players: int, seats, n_games: int, seed: int = 0, *, 
         for pol, ps in owners.values():
             rows = np.flatnonzero(np.isin(info["seat"], ps))
             if rows.size:
-                actions[rows] = policy_actions(pol, obs[rows], mask[rows], rng, (env.la, env.rv), rows)
+                actions[rows] = policy_actions(pol, _rows_of(obs, rows), _rows_of(mask, rows), rng,
+                                               (env.la, env.rv), rows)
         obs, mask, _, _, info = env.step(actions)
     return env.result_rows()
 
@@ -135,15 +143,14 @@ def play_schedule(rules, n_players: int, entrants, seatings, games, seed: int = 
     obs, mask, info = env.reset()
     actions = np.zeros(B, dtype=np.int64)
     while True:
-        live = env.game_id < E
+        live = ~env.parked              # rows past the schedule wait for the others: no action asked
         if not live.any():
             break
-        # rows past the schedule replay it unkept: any legal action will do, no policy is asked
-        actions[~live] = env.legal_ids[~live, 0]
         who = seatings[np.minimum(env.game_id, E - 1), info["seat"]]
         for i in policies:
             rows = np.flatnonzero(live & (who == i))
             if rows.size:
-                actions[rows] = policy_actions(entrants[i], obs[rows], mask[rows], rng, (env.la, env.rv), rows)
+                actions[rows] = policy_actions(entrants[i], _rows_of(obs, rows), _rows_of(mask, rows), rng,
+                                               (env.la, env.rv), rows)
         obs, mask, _, _, info = env.step(actions)
     return env.result_rows(with_rows=True)
