@@ -60,7 +60,7 @@ from kalooki_sim.core.rulevec import (
 )
 from kalooki_sim.engine.core import apply_action, legal_mask
 from kalooki_sim.engine.layout import (
-    A_DISCARD, A_LAY, A_TACK, DECK_MAX, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, G_PHASE, G_TERMINAL,
+    A_CALL, A_DISCARD, A_LAY, A_TACK, DECK_MAX, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, G_PHASE, G_TERMINAL,
     G_TO_ACT, N_ACTIONS, N_TYPES, P_MAX, PH_PLAY, PS_CALLS, PS_TOTAL,
 )
 from kalooki_sim.engine.match_flow import SP_REAL
@@ -89,6 +89,8 @@ PARAMS = EXPERT_PARAMS + (
           "a later hand where it is used (0: a call spent now costs nothing later)"),
     Param("call_rate", 0.6, (0.0, 4.0), "matches with a call limit per match: the calls a seat would want per "
           "hand in the hands to come"),
+    Param("extra_calls", 1.0, (0.0, 1.0), "call where the base strategy passes (1), or only compare its own "
+          "calls with passing (0)"),
 )
 P_WORLDS = param_index(PARAMS, "worlds")
 P_CANDIDATES = param_index(PARAMS, "candidates")
@@ -100,6 +102,7 @@ P_MATCH_SIGMA = param_index(PARAMS, "match_sigma")
 P_CONFIDENCE = param_index(PARAMS, "confidence")
 P_CALL_VALUE = param_index(PARAMS, "call_value")
 P_CALL_RATE = param_index(PARAMS, "call_rate")
+P_EXTRA_CALLS = param_index(PARAMS, "extra_calls")
 
 KNOWN_LEN = EXPERT_KNOWN_LEN
 
@@ -139,6 +142,9 @@ def _candidates(params, state, rv, g, seat, known, mask, key, ctr, first, out):
         a = expert_action(params, state, rv, g, seat, known, mask, key, ctr)
         if a < 0 or a >= N_ACTIONS or not _legal(known, a, state, rv, g):
             break
+        if a == A_CALL and first != A_CALL and params[P_EXTRA_CALLS] <= 0.0:
+            remember(known, a, False)           # not a candidate: ask again without it
+            continue
         dup = False
         for i in range(nc):
             dup = dup or out[i] == a

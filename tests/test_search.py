@@ -166,6 +166,42 @@ def test_search_never_reads_hidden_cards(preset):
     assert tally["differs"] > 0, "the search never departed from its base strategy: the test could not fail"
 
 
+def test_without_extra_calls_the_search_calls_only_where_its_base_does():
+    """``extra_calls = 0``: at a call window the search compares its base's call with passing but
+    never calls where the base passes (in a match of limited calls an extra call costs a later
+    hand, docs/search.md); with ``extra_calls = 1`` it does call there (so the check can fail)."""
+    rv = _rv("caribbean")
+    rng = np.random.default_rng(5)
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    rows = {x: _row(worlds=3, candidates=3, confidence=0.0, extra_calls=x) for x in (0.0, 1.0)}
+    base_row = rows[0.0][:len(default_params(EXPERT))]
+    tally = {"windows": 0, "base_passes": 0, "extra": 0}
+
+    def act(row, st, seat, key):
+        known = np.zeros(KNOWN_LEN, dtype=np.int64)
+        known[KNOWN_GEN] = 1
+        return search_action(row, st.arrays(), rv, np.uint64(0), seat, known, mask, np.uint64(key),
+                             np.zeros(1, dtype=np.int64))
+
+    def check(st, seat):
+        k = core.legal_mask(st.arrays(), rv, 0, mask)
+        if not mask[L.A_CALL] or tally["windows"] >= 60:
+            return
+        key = 500 + tally["windows"]
+        base = choose_action(EXPERT, base_row, st.arrays(), rv, 0, seat, mask, k, np.uint64(key),
+                             np.zeros(1, dtype=np.int64))
+        strict = act(rows[0.0], st.copy(), seat, key)
+        if base != L.A_CALL:
+            assert strict != L.A_CALL
+            tally["base_passes"] += 1
+            tally["extra"] += int(act(rows[1.0], st.copy(), seat, key) == L.A_CALL)
+        tally["windows"] += 1
+
+    _play_to_decisions("caribbean", 4, 12, 0, rng, check)
+    assert tally["base_passes"] >= 10
+    assert tally["extra"] > 0, "the search never called where its base passed: the test could not fail"
+
+
 def test_hand_value():
     """Single hands: going out first, then the penalty difference; Caribbean matches: the chance
     of the lowest total, which a lead raises and the hands still to play soften."""
