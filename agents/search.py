@@ -19,6 +19,13 @@ At a decision of a searched kind with more than one sensible action, it
    action): a whole hand rolled out is a noisy measurement, and following every lucky mean plays
    worse than the base (measured: docs/search.md).
 
+Strength grows with the worlds (docs/search.md: 4 to 256 worlds take it from below its base to
+far above), and most of a decision's worlds are spent showing what was clear after a few: with
+``worlds_min`` the search plays that many worlds first and doubles them, up to ``worlds``, only
+while some candidate's paired difference from the base's action is within ``stop_z`` standard
+errors of zero.  The worlds are the same ones in the same order either way (world ``w``'s key
+depends on ``w`` alone), so stopping early changes only how many are read.
+
 The value of a finished hand, for the searching seat:
 
 * in single hands (a match of one hand, ``in_match``; and in the per-hand match modes, or with
@@ -91,6 +98,10 @@ PARAMS = EXPERT_PARAMS + (
           "hand in the hands to come"),
     Param("extra_calls", 1.0, (0.0, 1.0), "call where the base strategy passes (1), or only compare its own "
           "calls with passing (0)"),
+    Param("worlds_min", 0.0, (0.0, 256.0), "adaptive: play this many worlds first, then double them up to "
+          "`worlds` while a candidate is within `stop_z` standard errors of the base's action (0: always `worlds`)"),
+    Param("stop_z", 2.0, (0.0, 8.0), "adaptive: a candidate is settled when its paired difference from the base "
+          "is this many standard errors from zero"),
 )
 P_WORLDS = param_index(PARAMS, "worlds")
 P_CANDIDATES = param_index(PARAMS, "candidates")
@@ -103,6 +114,8 @@ P_CONFIDENCE = param_index(PARAMS, "confidence")
 P_CALL_VALUE = param_index(PARAMS, "call_value")
 P_CALL_RATE = param_index(PARAMS, "call_rate")
 P_EXTRA_CALLS = param_index(PARAMS, "extra_calls")
+P_WORLDS_MIN = param_index(PARAMS, "worlds_min")
+P_STOP_Z = param_index(PARAMS, "stop_z")
 
 KNOWN_LEN = EXPERT_KNOWN_LEN
 
@@ -307,6 +320,8 @@ def search_action(params, state, rv, g, seat, known, mask, key, ctr):
         before[p] = state.ps[g, p, PS_TOTAL]
     match = in_match(state.gs, g)
     value = np.zeros((nc, worlds), dtype=np.float64)
+    check = worlds if params[P_WORLDS_MIN] < 1.0 else min(worlds, int(params[P_WORLDS_MIN]))
+    used = worlds
     for w in range(worlds):
         wkey = rng_u64(skey, w)
         for p in range(P_MAX):
@@ -318,29 +333,53 @@ def search_action(params, state, rv, g, seat, known, mask, key, ctr):
             _apply(ws, rv, rr, cand[c])    # legal in every world: its legality reads only what the seat knows
             rollout(params, ws, rv, rr, keys, rknown, rmask, ctrs)
             value[c, w] = hand_value(params, rv, ws.gs, ws.ps, rr, seat, before, match)
-    return cand[_choose(value, params[P_CONFIDENCE])]
+        if w + 1 == check and check < worlds:
+            if _settled(value, check, params[P_STOP_Z]):
+                used = check
+                break
+            check = min(worlds, 2 * check)
+    return cand[_choose(value, used, params[P_CONFIDENCE])]
 
 
 @njit(_nrt=False)
-def _choose(value, z):
+def _paired(value, c, used):
+    """The mean and standard error of candidate ``c``'s gain over the base's action (row 0),
+    paired world by world over the first ``used`` worlds."""
+    mean = 0.0
+    for w in range(used):
+        mean += value[c, w] - value[0, w]
+    mean /= used
+    var = 0.0
+    for w in range(used):
+        d = value[c, w] - value[0, w] - mean
+        var += d * d
+    return mean, math.sqrt(var / max(used - 1, 1) / used)
+
+
+@njit(_nrt=False)
+def _settled(value, used, z):
+    """Adaptive worlds: is every candidate's gain over the base at least ``z`` standard errors from
+    zero after ``used`` worlds (more worlds would rarely change which side it is on)?  A decision
+    whose alternatives are close to the base's action is the one that needs many worlds; the
+    clear ones, most of them, stop early (docs/search.md)."""
+    for c in range(1, value.shape[0]):
+        mean, se = _paired(value, c, used)
+        if se > 0.0 and abs(mean) <= z * se:
+            return False
+    return True
+
+
+@njit(_nrt=False)
+def _choose(value, used, z):
     """The candidate (row of ``value[candidate, world]``, row 0 the base's action) to play: the one
-    of the highest mean among those whose gain over the base, paired world by world, is at least
-    ``z`` standard errors above zero; the base when there is none.  Rollouts of a whole hand are
-    noisy (a win is 0 or 1), and a search that followed every lucky mean would play worse than its
-    base strategy."""
-    nc, worlds = value.shape
+    of the highest mean among those whose gain over the base, paired over the first ``used``
+    worlds, is at least ``z`` standard errors above zero; the base when there is none.  Rollouts of
+    a whole hand are noisy (a win is 0 or 1), and a search that followed every lucky mean would
+    play worse than its base strategy."""
     best = 0
     best_mean = 0.0
-    for c in range(1, nc):
-        mean = 0.0
-        for w in range(worlds):
-            mean += value[c, w] - value[0, w]
-        mean /= worlds
-        var = 0.0
-        for w in range(worlds):
-            d = value[c, w] - value[0, w] - mean
-            var += d * d
-        se = math.sqrt(var / max(worlds - 1, 1) / worlds)
+    for c in range(1, value.shape[0]):
+        mean, se = _paired(value, c, used)
         if mean > best_mean and mean > z * se:
             best = c
             best_mean = mean

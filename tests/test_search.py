@@ -128,12 +128,13 @@ def test_world_keeps_what_the_seat_knows(preset):
     assert seen["worlds"] > 30 and seen["moved"] > 10
 
 
-@pytest.mark.parametrize("preset", PRESETS)
-def test_search_never_reads_hidden_cards(preset):
-    """Re-dealing the hidden cards never changes the search's action for a fixed stream."""
+@pytest.mark.parametrize("preset, adaptive", [(p, False) for p in PRESETS] + [("caribbean", True), ("k40", True)])
+def test_search_never_reads_hidden_cards(preset, adaptive):
+    """Re-dealing the hidden cards never changes the search's action for a fixed stream (also
+    with adaptive worlds: how many it reads depends on the worlds, which depend on what it knows)."""
     rv = _rv(preset)
     rng = np.random.default_rng(17)
-    row = _row(worlds=3, candidates=3)
+    row = _row(worlds=8, candidates=3, worlds_min=2, stop_z=1.0) if adaptive else _row(worlds=3, candidates=3)
     base_row = row[:len(default_params(EXPERT))]
     mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
     tally = {"decisions": 0, "differs": 0}
@@ -200,6 +201,44 @@ def test_without_extra_calls_the_search_calls_only_where_its_base_does():
     _play_to_decisions("caribbean", 4, 12, 0, rng, check)
     assert tally["base_passes"] >= 10
     assert tally["extra"] > 0, "the search never called where its base passed: the test could not fail"
+
+
+def _paired_reference(value, c, used):
+    d = value[c, :used] - value[0, :used]
+    return d.mean(), (d.std(ddof=1) / math.sqrt(used) if used > 1 else 0.0)
+
+
+def test_choice_and_adaptive_stop_against_their_definitions():
+    """Differential: ``_choose`` (the best mean among candidates at least z standard errors above
+    the base's action, paired over the first ``used`` worlds; else the base) and ``_settled``
+    (every candidate at least z standard errors from the base, or with no spread) against numpy, on
+    thousands of random value tables like rollouts give (wins 0/1 plus penalty terms, ties)."""
+    from kalooki_sim.agents.search import _choose, _settled
+
+    rng = np.random.default_rng(11)
+    stops = checked = 0
+    for _ in range(3000):
+        nc, worlds = int(rng.integers(2, 7)), int(rng.integers(2, 40))
+        value = rng.integers(0, 2, size=(nc, worlds)) + 0.25 * rng.integers(-3, 4, size=(nc, worlds)) / 10
+        if rng.random() < 0.3:
+            value[int(rng.integers(1, nc))] = value[0]                  # a candidate no world tells apart
+        used, z = int(rng.integers(2, worlds + 1)), float(rng.choice([0.0, 1.0, 2.0]))
+        stats = [_paired_reference(value, c, used) for c in range(nc)]
+        means = [m for m, _ in stats[1:]]
+        if any(abs(abs(m) - z * se) < 1e-9 and se > 0 for m, se in stats[1:]) or any(
+                abs(means[i] - means[j]) < 1e-9 for i in range(len(means)) for j in range(i)):
+            continue                            # on a boundary: float rounding decides, not the rule
+        checked += 1
+        best, best_mean = 0, 0.0
+        for c in range(1, nc):
+            mean, se = stats[c]
+            if mean > best_mean and mean > z * se:
+                best, best_mean = c, mean
+        assert _choose(value, used, z) == best
+        settled = all(se == 0.0 or abs(mean) > z * se for mean, se in stats[1:])
+        assert _settled(value, used, z) == settled
+        stops += settled
+    assert checked > 2500 and 300 < stops < checked - 300
 
 
 def test_hand_value():
