@@ -48,7 +48,7 @@ from kalooki_sim.core.lanes import run_lanes
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.layout import N_ACTIONS
 
-from .scores import legal_scores
+from . import scores
 from .sparse import fold_shared, sparse_affine
 
 __all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
@@ -212,8 +212,8 @@ class LearnedPolicy:
         z = self.net.trunk[1:](self._first_layer(obs, choice, w))
         head = torch.nn.functional.linear(z, w.head, w.head_b).numpy()
         out = np.empty(rows.size, dtype=np.float32)
-        legal_scores(z.numpy(), rows, actions, w.pi_w, w.pi_b, head, N_FAMILIES, w.families, obs, choice, _CARDS_AT,
-                     N_CF, w.card_w, w.out_w, w.out_b, out)
+        scores.legal_scores(z.numpy(), rows, actions, w.pi_w, w.pi_b, head, N_FAMILIES, w.families, obs, choice,
+                            _CARDS_AT, N_CF, w.card_w, w.out_w, w.out_b, out)
         return out
 
     @torch.no_grad()
