@@ -70,8 +70,11 @@ import torch
 from kalooki_sim import load_rules
 from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint
 from kalooki_sim.analysis.stats import clustered_mean
-from kalooki_sim.runtime.env import N_ACTIONS, KalookiVecEnv
+from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, KalookiVecEnv
 from kalooki_sim.runtime.policy_play import play_policies
+from kalooki_sim.studies.expert_data import label_shard, read_decisions, shard_first_game
+from kalooki_sim.studies.records import RunDir
+from kalooki_sim.studies.runner import Task, run_tasks, shard_ranges
 
 EVAL_FIRST_GAME = 10**12        # evaluation deals: training game ids never get near this
 CSV_FIELDS = ("update", "global_step", "samples_per_s", "train_win_share", "pg_loss", "v_loss", "entropy",
@@ -99,6 +102,10 @@ class Args:
     bc_epochs: int = 3
     bc_lr: float = 1e-3
     dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
+    shard_steps: int = 16               # env steps of --num-envs rows per data task (a shard of the study runner)
+    backend: str = "local"              # where the data tasks run: "local" or "ray"
+    address: str = ""                   # ray: a running cluster's address (default: a local instance)
+    num_cpus: int = 0                   # ray: CPUs of a local instance (0: all)
     # PPO
     total_decisions: int = 2_000_000
     num_envs: int = 256
@@ -187,48 +194,47 @@ def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
     return float(res["mean"]), float(res["lo"]), float(res["hi"])
 
 
-def _collect(env, obs, mask, net, teacher, n_steps, gen):
-    """``n_steps`` steps of the batch: the teacher's choice recorded at every learner decision;
-    the learner plays it (``net`` None) or its own sampled choice (DAgger: the states the
-    network reaches, labelled by the teacher).  Stored compactly (observations as float16, masks
-    as bits: a decision is 7 KB instead of 17), so that a million decisions fit in memory."""
-    B = env.batch
-    O = np.zeros((n_steps * B, obs.shape[1]), dtype=np.float16)
-    M = np.zeros((n_steps * B, (mask.shape[1] + 7) // 8), dtype=np.uint8)
-    Y = np.zeros(n_steps * B, dtype=np.int64)
-    pol = None if net is None else LearnedPolicy(net)
-    for t in range(n_steps):
-        a = env.compiled_actions(teacher)
-        sl = slice(t * B, (t + 1) * B)
-        O[sl], M[sl], Y[sl] = obs, np.packbits(mask, axis=1), a
-        play = a if pol is None else pol.act(obs, mask, gen)
-        obs, mask, *_ = env.step(play)
-    return (O, M, Y), obs, mask
+def _data_config(args: Args) -> dict:
+    """What the expert data depend on: a resumed run refuses to mix data of other settings."""
+    keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "num_envs", "shard_steps",
+            "hidden", "bc_epochs", "bc_lr", "minibatch")
+    return {k: getattr(args, k) for k in keys}
 
 
-def _rows(data, idx):
-    """Decisions ``idx`` of ``_collect``'s compact data as the network's tensors."""
-    O, M, Y = data
-    mask = np.unpackbits(M[idx], axis=1, count=N_ACTIONS).astype(np.bool_)
-    return torch.as_tensor(O[idx].astype(np.float32)), torch.as_tensor(mask), torch.as_tensor(Y[idx])
+def _round_table(r: int) -> str:
+    return f"decisions/round_{r:02d}"
 
 
-def _agreement(net, data, chunk=4096) -> float:
-    """Share of the recorded decisions where the network's argmax is the teacher's choice."""
+def _label_tasks(args: Args, r: int, checkpoint) -> list[Task]:
+    """Round ``r``'s data as study tasks (``studies.expert_data.label_shard``), one per
+    ``--shard-steps`` steps of the ``--num-envs`` batch; pool seats are played like the learner's."""
+    n_steps = max(1, args.bc_decisions // args.num_envs)
+    opponents = tuple("learner" if x == POOL else x for x in args.opponents)
+    return [Task(("decisions", r, shard), label_shard,
+                 (args.variant, args.players, args.mode, opponents, args.bc_teacher,
+                  None if checkpoint is None else str(checkpoint),
+                  shard_first_game(r, shard, args.num_envs, args.shard_steps), count, args.num_envs, args.seed, r,
+                  shard),
+                 (("decisions", _round_table(r)),), shard, count * args.num_envs)
+            for shard, _, count in shard_ranges(n_steps, args.shard_steps)]
+
+
+def _agreement(net, data, idx, chunk=4096) -> float:
+    """Share of the decisions ``idx`` where the network's argmax is the teacher's choice."""
     same = 0
     with torch.no_grad():
-        for i in range(0, len(data[2]), chunk):
-            o, m, y = _rows(data, np.arange(i, min(i + chunk, len(data[2]))))
+        for i in range(0, idx.size, chunk):
+            o, m, y = (torch.as_tensor(x) for x in data.batch(idx[i:i + chunk], OBS_DIM, N_ACTIONS))
             same += int((net(o, m)[0].argmax(1) == y).sum())
-    return same / max(1, len(data[2]))
+    return same / max(1, idx.size)
 
 
 def _fit(net, opt, data, args, gen):
     loss_v = acc = 0.0
     for _ in range(args.bc_epochs):
-        order = gen.permutation(len(data[2]))
+        order = gen.permutation(len(data))
         for i in range(0, len(order), args.minibatch):
-            o, m, y = _rows(data, np.sort(order[i:i + args.minibatch]))
+            o, m, y = (torch.as_tensor(x) for x in data.batch(np.sort(order[i:i + args.minibatch]), OBS_DIM, N_ACTIONS))
             logits, _ = net(o, m)
             loss = torch.nn.functional.cross_entropy(logits, y)
             opt.zero_grad()
@@ -239,25 +245,45 @@ def _fit(net, opt, data, args, gen):
     return loss_v, acc
 
 
-def behaviour_cloning(net, args: Args, rules, log) -> dict:
-    """Record the teacher's choices in the learner's seat and fit them; then ``--dagger-rounds``
-    rounds of DAgger (module docstring), each fitting all the data so far."""
-    env = make_env(args, rules)
-    obs, mask, _ = env.reset()
-    gen = np.random.default_rng(args.seed)
-    n_steps = max(1, args.bc_decisions // args.num_envs)
+def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
+    """Round 0: the teacher plays the learner's seat and its decisions are recorded; rounds 1 to
+    ``--dagger-rounds``: the network of the round before plays and the teacher labels the states
+    it reaches (DAgger; with the search as the teacher, expert iteration).  After each round the
+    network fits all the data so far.  The data are study tasks (``studies.expert_data``) on
+    ``--backend``, kept in ``out/expert_data``; each round's network and optimizer are saved, so an
+    interrupted run resumes at the round and shard where it stopped."""
+    run = RunDir.create(out / "expert_data", _data_config(args), args.seed, rules=rules, resume=True)
+    rounds = out / "expert"
+    rounds.mkdir(exist_ok=True)
     opt = torch.optim.Adam(net.parameters(), lr=args.bc_lr)
-    data, obs, mask = _collect(env, obs, mask, None, args.bc_teacher, n_steps, gen)
-    loss_v, acc = _fit(net, opt, data, args, gen)
-    log(f"behaviour cloning: {len(data[2])} decisions of {args.bc_teacher}, loss {loss_v:.4f}, accuracy {acc:.3f}")
-    for r in range(args.dagger_rounds):
-        more, obs, mask = _collect(env, obs, mask, net, args.bc_teacher, n_steps, gen)
-        agree = _agreement(net, more)
-        data = tuple(np.concatenate([x, y]) for x, y in zip(data, more))
-        loss_v, acc = _fit(net, opt, data, args, gen)
-        log(f"DAgger round {r + 1}: the network agreed with {args.bc_teacher} on {agree:.3f} of its own states; "
-            f"{len(data[2])} decisions, loss {loss_v:.4f}, accuracy {acc:.3f}")
-    return {"bc_loss": loss_v, "bc_accuracy": acc}
+    backend = {"backend": args.backend, **({"address": args.address} if args.address else {}),
+               **({"num_cpus": args.num_cpus} if args.num_cpus else {})}
+    metrics: dict = {}
+    for r in range(args.dagger_rounds + 1):
+        policy, state = rounds / f"round_{r:02d}.pt", rounds / f"round_{r:02d}.train.pt"
+        if state.exists():                      # this round was fitted before an interruption
+            net.load_state_dict(load_checkpoint(policy, rules)[0].state_dict())
+            st = torch.load(state, weights_only=True)
+            opt.load_state_dict(st["optimizer"])
+            metrics = st["metrics"]
+            continue
+        before = None if r == 0 else rounds / f"round_{r - 1:02d}.pt"
+        run_tasks(run, _label_tasks(args, r, before), progress=args.progress, unit=" decisions",
+                  desc=f"round {r}: {args.bc_teacher} labels", **backend)
+        data = read_decisions(run.path, [_round_table(k) for k in range(r + 1)])
+        metrics = {"round": r, "decisions": len(data)}
+        if r > 0:
+            metrics["agreement"] = _agreement(net, data, np.flatnonzero(data.round == r))
+        metrics["bc_loss"], metrics["bc_accuracy"] = _fit(net, opt, data, args, np.random.default_rng([args.seed, r]))
+        save_checkpoint(policy, net, rules, extra={"round": r, "teacher": args.bc_teacher})
+        _atomic_torch_save({"optimizer": opt.state_dict(), "metrics": metrics}, state)
+        with open(rounds / "rounds.jsonl", "a") as f:
+            f.write(json.dumps(metrics) + "\n")
+        mine = "its own states" if r else "the teacher's states"
+        agree = f", the network agreed on {metrics['agreement']:.3f} of them before fitting" if r else ""
+        log(f"round {r}: {args.bc_teacher} labelled {len(data)} decisions so far ({mine}{agree}); "
+            f"loss {metrics['bc_loss']:.4f}, accuracy {metrics['bc_accuracy']:.3f}")
+    return {"bc_loss": metrics["bc_loss"], "bc_accuracy": metrics["bc_accuracy"]}
 
 
 def _advantages(rew, done, val, mine, next_v, next_mine, gamma, lam):
@@ -368,7 +394,7 @@ def main(argv=None) -> int:
     fresh = not (args.resume and (out / "latest.json").exists())
     if fresh:
         (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=1))
-        bc = behaviour_cloning(net, args, rules, log) if args.bc_decisions > 0 else {}
+        bc = behaviour_cloning(net, args, rules, out, log) if args.bc_decisions > 0 else {}
         obs, mask, info = env.reset()
         with open(out / "progress.csv", "w", newline="") as f:
             csv.DictWriter(f, CSV_FIELDS).writeheader()
@@ -408,7 +434,7 @@ def main(argv=None) -> int:
 
     writer = SummaryWriter(str(out / "tb"), purge_step=global_step if not fresh else None)
     B, T = args.num_envs, args.rollout_len
-    n_updates = max(1, args.total_decisions // (B * T))
+    n_updates = max(1, args.total_decisions // (B * T)) if args.total_decisions > 0 else 0   # 0: cloning only
     D, A = env.obs.shape[1], env.mask.shape[1]
     obs_b = torch.zeros((T, B, D))
     mask_b = torch.zeros((T, B, A), dtype=torch.bool)

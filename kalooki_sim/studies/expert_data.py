@@ -1,0 +1,148 @@
+"""Decisions labelled by an expert, on the states a learner reaches: the data of behaviour cloning,
+DAgger and expert iteration (``experiments/train_selfplay.py``), generated as a study.
+
+A task plays ``steps`` steps of a lockstep batch (``runtime.env.KalookiVecEnv``: the learner's
+seat rotated game by game among compiled opponents) and, at every learner decision with more than
+one legal action, records the observation, the legal actions and what the *teacher* would play
+there: a compiled strategy (``env.compiled_actions``) or a driven one, the search
+(``agents.search_policy``: it reads the engine's state, on the deciding seat's own random stream).
+Who actually plays the learner's seat is the teacher itself (round 0: cloning, the teacher's own
+states) or a network checkpoint (later rounds: the network's states, labelled by the teacher).
+
+Tasks are pure functions of their arguments, so they run on the study runner's backends (this
+process, or Ray workers: ``runner.run_tasks``), a round's shards already on disk are not played
+again, and both backends give the same rows.  A decision is stored sparsely (an observation has
+about 150 non-zero entries of ~3,700; a decision a handful of legal ids of 3,762): the table's
+columns ``obs_index`` (int16 list), ``obs_value`` (float32 list), ``legal`` (int16 list),
+``label``, ``game_id``, ``seat``, ``round``.  ``read_decisions`` gives them back as compressed rows for
+training (``Decisions``: ``batch(idx)`` builds the dense tensors of a minibatch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Decisions", "label_shard", "read_decisions", "shard_first_game"]
+
+ROUND_GAMES = 10**9          # game ids of round r start at r * ROUND_GAMES (EVAL deals sit at 10**12)
+
+
+def shard_first_game(round_: int, shard: int, batch: int, steps: int) -> int:
+    """The first game id of a shard: ``steps`` steps of ``batch`` rows play at most
+    ``batch * (steps + 1)`` games, so consecutive shards never share a deal."""
+    return round_ * ROUND_GAMES + shard * batch * (steps + 1)
+
+
+def _teacher_labels(env, teacher):
+    """The teacher's action in every row (every row of the env is a learner-lineup decision)."""
+    if teacher[0] == "driven":
+        return teacher[1].act_state(env.la, env.rv, np.arange(env.batch, dtype=np.int64))
+    return env.compiled_actions(teacher[1])
+
+
+def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str, checkpoint: str | None,
+                first_game: int, steps: int, batch: int, seed: int, round_: int, shard: int) -> dict:
+    """One task: ``steps`` steps of a ``batch``-row env whose first deal is ``first_game``;
+    the learner's seat played by ``teacher`` (``checkpoint`` None) or by the network in
+    ``checkpoint`` (its sampled choices, on a generator seeded by ``(seed, round_, shard)``)."""
+    from kalooki_sim import load_rules
+    from kalooki_sim.runtime.env import KalookiVecEnv
+    from kalooki_sim.runtime.strategies import learned_policy, load_strategy
+
+    rules = load_rules(variant)
+    matches = mode == "matches"
+    env = KalookiVecEnv(rules, players, batch=batch, lineup=["learner", *opponents], rotate=True, seed=seed,
+                        first_game_id=first_game, episode="match" if matches else "hand",
+                        reward="match" if matches else "hand")
+    s = load_strategy(teacher)
+    if s.learned and not s.driven:
+        raise ValueError(f"teacher {teacher}: a compiled or search strategy is needed, not a checkpoint or "
+                         f"Python policy")
+    who = ("driven", learned_policy(s, rules)) if s.driven else ("compiled", teacher)
+    learner = None
+    if checkpoint is not None:
+        from kalooki_sim.agents.learned import LearnedPolicy, load_checkpoint
+
+        learner = LearnedPolicy(load_checkpoint(checkpoint, rules)[0])
+    gen = np.random.default_rng([seed, round_, shard])
+    obs, mask, info = env.reset()
+    parts = {k: [] for k in ("obs_index", "obs_value", "legal", "label", "game_id", "seat")}
+    for _ in range(steps):
+        label = _teacher_labels(env, who)
+        keep = np.flatnonzero(env.n_legal > 1)
+        if keep.size:
+            o = np.asarray(obs[keep])
+            r, c = np.nonzero(o)
+            cuts = np.cumsum(np.bincount(r, minlength=keep.size))[:-1]
+            parts["obs_index"] += np.split(c.astype(np.int16), cuts)
+            parts["obs_value"] += np.split(o[r, c].astype(np.float32), cuts)
+            parts["legal"] += [env.legal_ids[b, :env.n_legal[b]].copy() for b in keep]
+            parts["label"].append(label[keep])
+            parts["game_id"].append(np.asarray(info["game_id"])[keep].copy())
+            parts["seat"].append(np.asarray(info["seat"])[keep].copy())
+        play = label if learner is None else learner.act(obs, mask, gen)
+        obs, mask, _, _, info = env.step(play)
+    cols = {k: (v if k in ("obs_index", "obs_value", "legal") else
+                (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))) for k, v in parts.items()}
+    df = pd.DataFrame(cols)
+    df["round"] = np.int32(round_)
+    return {"decisions": df}
+
+
+@dataclass
+class Decisions:
+    """Labelled decisions in compressed rows: observation ``k``'s non-zero entries are
+    ``obs_index/obs_value[obs_ptr[k]:obs_ptr[k + 1]]``, its legal ids
+    ``legal[legal_ptr[k]:legal_ptr[k + 1]]``."""
+
+    obs_ptr: np.ndarray
+    obs_index: np.ndarray
+    obs_value: np.ndarray
+    legal_ptr: np.ndarray
+    legal: np.ndarray
+    label: np.ndarray
+    round: np.ndarray
+
+    def __len__(self) -> int:
+        return self.label.size
+
+    def batch(self, idx: np.ndarray, obs_dim: int, n_actions: int):
+        """Dense ``(obs float32[len(idx), obs_dim], mask bool[len(idx), n_actions], label)``."""
+        idx = np.asarray(idx, dtype=np.int64)
+        obs = np.zeros((idx.size, obs_dim), dtype=np.float32)
+        mask = np.zeros((idx.size, n_actions), dtype=np.bool_)
+        for out, ptr, cols, vals in ((obs, self.obs_ptr, self.obs_index, self.obs_value),
+                                     (mask, self.legal_ptr, self.legal, None)):
+            lo, hi = ptr[idx], ptr[idx + 1]
+            n = hi - lo
+            rows = np.repeat(np.arange(idx.size), n)
+            at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(n.sum())
+            out[rows, cols[at]] = True if vals is None else vals[at]
+        return obs, mask, self.label[idx]
+
+
+def _list_column(table, name):
+    col = table.column(name).combine_chunks()
+    return np.asarray(col.offsets, dtype=np.int64), col.values.to_numpy(zero_copy_only=False)
+
+
+def read_decisions(path: Path | str, tables) -> Decisions:
+    """Every shard of the tables ``tables`` (names) under the run directory ``path``, table by
+    table in the order given, each in shard order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files = [f for name in tables for f in sorted((Path(path) / name).glob("shard-*.parquet"))]
+    if not files:
+        raise FileNotFoundError(f"{path}: no shards of {', '.join(tables)}")
+    t = pa.concat_tables([pq.read_table(f) for f in files])
+    obs_ptr, obs_index = _list_column(t, "obs_index")
+    _, obs_value = _list_column(t, "obs_value")
+    legal_ptr, legal = _list_column(t, "legal")
+    return Decisions(obs_ptr, obs_index.astype(np.int64), obs_value.astype(np.float32), legal_ptr,
+                     legal.astype(np.int64), t.column("label").to_numpy().astype(np.int64),
+                     t.column("round").to_numpy())
