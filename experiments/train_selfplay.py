@@ -229,8 +229,12 @@ def _agreement(net, data, idx, chunk=4096) -> float:
     return same / max(1, idx.size)
 
 
-def _fit(net, opt, data, args, gen):
+def _fit(net, opt, data, args, gen, desc="fit"):
+    from tqdm import tqdm
+
     loss_v = acc = 0.0
+    per_epoch = -(-len(data) // args.minibatch)
+    bar = tqdm(total=args.bc_epochs * per_epoch, disable=not args.progress, desc=desc, unit=" minibatches")
     for _ in range(args.bc_epochs):
         order = gen.permutation(len(data))
         for i in range(0, len(order), args.minibatch):
@@ -242,6 +246,8 @@ def _fit(net, opt, data, args, gen):
             opt.step()
             loss_v = float(loss.detach())
             acc = float((logits.argmax(1) == y).float().mean())
+            bar.update(1)
+    bar.close()
     return loss_v, acc
 
 
@@ -274,7 +280,8 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
         metrics = {"round": r, "decisions": len(data)}
         if r > 0:
             metrics["agreement"] = _agreement(net, data, np.flatnonzero(data.round == r))
-        metrics["bc_loss"], metrics["bc_accuracy"] = _fit(net, opt, data, args, np.random.default_rng([args.seed, r]))
+        metrics["bc_loss"], metrics["bc_accuracy"] = _fit(net, opt, data, args, np.random.default_rng([args.seed, r]),
+                                                           desc=f"round {r}: fit")
         save_checkpoint(policy, net, rules, extra={"round": r, "teacher": args.bc_teacher})
         _atomic_torch_save({"optimizer": opt.state_dict(), "metrics": metrics}, state)
         with open(rounds / "rounds.jsonl", "a") as f:
