@@ -102,6 +102,8 @@ class Args:
     bc_epochs: int = 3
     bc_lr: float = 1e-3
     dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
+    warmup_teacher: str = ""            # round 0 clones this (cheap) strategy instead; the rounds after, --bc-teacher
+    warmup_decisions: int = 0           # round 0's decisions with --warmup-teacher (0: --bc-decisions)
     shard_steps: int = 16               # env steps of --num-envs rows per data task (a shard of the study runner)
     backend: str = "local"              # where the data tasks run: "local" or "ray"
     address: str = ""                   # ray: a running cluster's address (default: a local instance)
@@ -196,8 +198,8 @@ def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
 
 def _data_config(args: Args) -> dict:
     """What the expert data depend on: a resumed run refuses to mix data of other settings."""
-    keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "num_envs", "shard_steps",
-            "hidden", "bc_epochs", "bc_lr", "minibatch")
+    keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "warmup_teacher",
+            "warmup_decisions", "num_envs", "shard_steps", "hidden", "bc_epochs", "bc_lr", "minibatch")
     return {k: getattr(args, k) for k in keys}
 
 
@@ -205,13 +207,22 @@ def _round_table(r: int) -> str:
     return f"decisions/round_{r:02d}"
 
 
+def _round_teacher(args: Args, r: int) -> tuple[str, int]:
+    """Who labels round ``r`` and how many decisions it plays: ``--warmup-teacher`` in round 0
+    when given, else ``--bc-teacher``."""
+    if r == 0 and args.warmup_teacher:
+        return args.warmup_teacher, args.warmup_decisions or args.bc_decisions
+    return args.bc_teacher, args.bc_decisions
+
+
 def _label_tasks(args: Args, r: int, checkpoint) -> list[Task]:
     """Round ``r``'s data as study tasks (``studies.expert_data.label_shard``), one per
     ``--shard-steps`` steps of the ``--num-envs`` batch; pool seats are played like the learner's."""
-    n_steps = max(1, args.bc_decisions // args.num_envs)
+    teacher, decisions = _round_teacher(args, r)
+    n_steps = max(1, decisions // args.num_envs)
     opponents = tuple("learner" if x == POOL else x for x in args.opponents)
     return [Task(("decisions", r, shard), label_shard,
-                 (args.variant, args.players, args.mode, opponents, args.bc_teacher,
+                 (args.variant, args.players, args.mode, opponents, teacher,
                   None if checkpoint is None else str(checkpoint),
                   shard_first_game(r, shard, args.num_envs, args.shard_steps), count, args.num_envs, args.seed, r,
                   shard),
@@ -255,7 +266,10 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
     """Round 0: the teacher plays the learner's seat and its decisions are recorded; rounds 1 to
     ``--dagger-rounds``: the network of the round before plays and the teacher labels the states
     it reaches (DAgger; with the search as the teacher, expert iteration).  After each round the
-    network fits all the data so far.  The data are study tasks (``studies.expert_data``) on
+    network fits every decision its round's teacher labelled so far.  With ``--warmup-teacher``
+    round 0 clones that strategy instead (the search's base: cheap labels, and a network that
+    already plays near the base's level), and the later rounds move it towards ``--bc-teacher``
+    on the states it reaches.  The data are study tasks (``studies.expert_data``) on
     ``--backend``, kept in ``out/expert_data``; each round's network and optimizer are saved, so an
     interrupted run resumes at the round and shard where it stopped."""
     run = RunDir.create(out / "expert_data", _data_config(args), args.seed, rules=rules, resume=True)
@@ -274,21 +288,22 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
             metrics = st["metrics"]
             continue
         before = None if r == 0 else rounds / f"round_{r - 1:02d}.pt"
+        teacher, _ = _round_teacher(args, r)
         run_tasks(run, _label_tasks(args, r, before), progress=args.progress, unit=" decisions",
-                  desc=f"round {r}: {args.bc_teacher} labels", **backend)
-        data = read_decisions(run.path, [_round_table(k) for k in range(r + 1)])
-        metrics = {"round": r, "decisions": len(data)}
+                  desc=f"round {r}: {teacher} labels", **backend)
+        data = read_decisions(run.path, [_round_table(k) for k in range(r + 1) if _round_teacher(args, k)[0] == teacher])
+        metrics = {"round": r, "teacher": teacher, "decisions": len(data)}
         if r > 0:
             metrics["agreement"] = _agreement(net, data, np.flatnonzero(data.round == r))
         metrics["bc_loss"], metrics["bc_accuracy"] = _fit(net, opt, data, args, np.random.default_rng([args.seed, r]),
                                                            desc=f"round {r}: fit")
-        save_checkpoint(policy, net, rules, extra={"round": r, "teacher": args.bc_teacher})
+        save_checkpoint(policy, net, rules, extra={"round": r, "teacher": teacher})
         _atomic_torch_save({"optimizer": opt.state_dict(), "metrics": metrics}, state)
         with open(rounds / "rounds.jsonl", "a") as f:
             f.write(json.dumps(metrics) + "\n")
         mine = "its own states" if r else "the teacher's states"
         agree = f", the network agreed on {metrics['agreement']:.3f} of them before fitting" if r else ""
-        log(f"round {r}: {args.bc_teacher} labelled {len(data)} decisions so far ({mine}{agree}); "
+        log(f"round {r}: {teacher} labelled {len(data)} decisions so far ({mine}{agree}); "
             f"loss {metrics['bc_loss']:.4f}, accuracy {metrics['bc_accuracy']:.3f}")
     return {"bc_loss": metrics["bc_loss"], "bc_accuracy": metrics["bc_accuracy"]}
 

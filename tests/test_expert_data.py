@@ -98,5 +98,6 @@ def test_search_teacher_and_network_learner_on_local_and_ray_give_the_same_rows(
         ray.shutdown()
     for r in (0, 1):
         pd.testing.assert_frame_equal(remote.read_table(f"decisions/round_{r:02d}"), rows[r])
-    again = label_shard(*_tasks()[0].args)["decisions"]
+    local.write_shard("again", 0, label_shard(*_tasks()[0].args)["decisions"])
+    again = local.read_table("again")
     pd.testing.assert_frame_equal(again, rows[0].iloc[:len(again)].reset_index(drop=True))

@@ -325,7 +325,8 @@ def lineup(names) -> tuple[list[Strategy], np.ndarray, np.ndarray]:
     """Strategies of ``names`` with their agent ids ``int64[n]`` and parameter rows ``float64[n, k]``
     for the closed loop (a strategy played from Python, ``Strategy.learned``, has id ``EXTERNAL``
     and an empty row there)."""
-    strats = [load_strategy(n) for n in names]
+    loaded: dict = {}                 # each distinct name read once (a batch repeats a few names)
+    strats = [loaded[n] if n in loaded else loaded.setdefault(n, load_strategy(n)) for n in names]
     k = max([1] + [N_PARAMS[s.agent_id] for s in strats if not s.learned])
     ids = np.array([EXTERNAL if s.learned else s.agent_id for s in strats], dtype=np.int64)
     params = np.stack([np.zeros(k) if s.learned else s.row(k) for s in strats]) if strats else np.zeros((0, k))

@@ -70,27 +70,42 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
         learner = LearnedPolicy(load_checkpoint(checkpoint, rules)[0])
     gen = np.random.default_rng([seed, round_, shard])
     obs, mask, info = env.reset()
-    parts = {k: [] for k in ("obs_index", "obs_value", "legal", "label", "game_id", "seat")}
+    cols = {k: [] for k in ("obs_count", "obs_index", "obs_value", "legal_count", "legal", "label", "game_id", "seat")}
     for _ in range(steps):
         label = _teacher_labels(env, who)
         keep = np.flatnonzero(env.n_legal > 1)
         if keep.size:
             o = np.asarray(obs[keep])
             r, c = np.nonzero(o)
-            cuts = np.cumsum(np.bincount(r, minlength=keep.size))[:-1]
-            parts["obs_index"] += np.split(c.astype(np.int16), cuts)
-            parts["obs_value"] += np.split(o[r, c].astype(np.float32), cuts)
-            parts["legal"] += [env.legal_ids[b, :env.n_legal[b]].copy() for b in keep]
-            parts["label"].append(label[keep])
-            parts["game_id"].append(np.asarray(info["game_id"])[keep].copy())
-            parts["seat"].append(np.asarray(info["seat"])[keep].copy())
+            n_legal = env.n_legal[keep]
+            ids = env.legal_ids[keep]
+            cols["obs_count"].append(np.bincount(r, minlength=keep.size))
+            cols["obs_index"].append(c.astype(np.int16))
+            cols["obs_value"].append(o[r, c].astype(np.float32))
+            cols["legal_count"].append(n_legal)
+            cols["legal"].append(ids[np.arange(ids.shape[1]) < n_legal[:, None]].astype(np.int16))
+            cols["label"].append(label[keep])
+            cols["game_id"].append(np.asarray(info["game_id"])[keep].copy())
+            cols["seat"].append(np.asarray(info["seat"])[keep].copy())
         play = label if learner is None else learner.act(obs, mask, gen)
         obs, mask, _, _, info = env.step(play)
-    cols = {k: (v if k in ("obs_index", "obs_value", "legal") else
-                (np.concatenate(v) if v else np.zeros(0, dtype=np.int64))) for k, v in parts.items()}
-    df = pd.DataFrame(cols)
+    flat = {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in cols.items()}
+    df = pd.DataFrame({"obs_index": _lists(flat["obs_count"], flat["obs_index"], np.int16),
+                       "obs_value": _lists(flat["obs_count"], flat["obs_value"], np.float32),
+                       "legal": _lists(flat["legal_count"], flat["legal"], np.int16),
+                       **{k: flat[k].astype(np.int64) for k in ("label", "game_id", "seat")}})
     df["round"] = np.int32(round_)
     return {"decisions": df}
+
+
+def _lists(counts, values, dtype):
+    """A list column of ``values`` cut by ``counts`` (arrow cuts them: one array per row made in C++)."""
+    import pyarrow as pa
+
+    offsets = np.zeros(len(counts) + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    arr = pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.asarray(values, dtype=dtype)))
+    return arr.to_numpy(zero_copy_only=False)
 
 
 @dataclass
