@@ -3,18 +3,25 @@
 
     python experiments/train_selfplay.py --variant caribbean --players 4 --total-decisions 2000000
     python experiments/train_selfplay.py --out runs/x --resume          # go on after an interruption
+    python experiments/train_selfplay.py --variant caribbean --mode matches --warmup-teacher sharp-caribbean \
+        --bc-teacher search-caribbean --dagger-rounds 2 --total-decisions 0   # expert iteration (no PPO)
 
 One file, CleanRL style (``cleanrl/ppo.py``): a dataclass of arguments, a seeding block, a run name
 ``{variant}__{exp}__{seed}__{time}``, tensorboard scalars under ``charts/``, ``losses/``, ``eval/``
 and the same per-update figures in ``progress.csv``.
 
-1. **Behaviour cloning.** The learner sits at the table with the opponents and plays what the
-   heuristic ``--bc-teacher`` (default ``greedy``) would play in its seat
-   (``KalookiVecEnv.compiled_actions``: the teacher's own choice, on its own random stream), so the
-   recorded states are the teacher's; the network (``agents.learned.PolicyValueNet``) learns those
-   choices by cross-entropy over the masked logits.  ``--dagger-rounds`` then lets the network play
-   and the teacher label the states it reaches (DAgger), so it learns to recover from its own
-   mistakes, which cloning alone never shows it.
+1. **Behaviour cloning, DAgger, expert iteration.** The learner sits at the table with the
+   opponents and plays what the teacher ``--bc-teacher`` (default ``greedy``; a compiled strategy
+   or the search, ``search-caribbean``) would play in its seat (the teacher's own choice, on its
+   own random stream), so the recorded states are the teacher's; the network
+   (``agents.learned.PolicyValueNet``) learns those choices by cross-entropy over the masked
+   logits.  ``--dagger-rounds`` then lets the network play and the teacher label the states it
+   reaches (DAgger), so it learns to recover from its own mistakes, which cloning alone never
+   shows it; with the search as the teacher this is expert iteration.  ``--warmup-teacher``
+   makes round 0 clone a cheap strategy first (the search's base).  The labelled decisions are a
+   study on the runner (``studies.expert_data``: ``--backend local`` or ``ray``), kept in
+   ``out/expert_data`` with each round's network in ``out/expert``, so this phase resumes by round
+   and shard.  ``--total-decisions 0`` stops after it.
 2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits, CleanRL's target-KL
    stop; ``--value-warmup`` updates first fit the critic alone: cloning trains no value, and
    advantages from an untrained one moved the cloned policy far in one update) on ``--num-envs``

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.learn
@@ -119,3 +120,30 @@ def test_advantages_with_rival_steps_are_gae_over_the_learners_own_decisions():
         want = _gae(r, d, v, nv, 0.99, 0.9)
         np.testing.assert_allclose(got[own, b].numpy(), want, rtol=1e-5, atol=1e-6)
         assert all(float(got[t, b]) == 0.0 for t in range(T) if not mine[t, b])
+
+
+def test_warmup_then_dagger_rounds_resume_by_round_and_shard(tmp_path):
+    """``--warmup-teacher``: round 0 clones it, the DAgger round is labelled by ``--bc-teacher``
+    and fits that teacher's decisions only; a run that lost its last round's network and one of
+    its data shards (interrupted) resumes to the same weights, playing only the missing shard."""
+    mod = _module()
+    rules = load_rules("caribbean")
+    argv = lambda out, *x: _argv(out, "--warmup-teacher", "greedy", "--bc-teacher", "sharp", "--shard-steps", "4",
+                                 "--total-decisions", "0", "--eval-every", "0", *x)
+    whole = tmp_path / "whole"
+    assert mod.main(argv(whole)) == 0
+    rounds = [json.loads(line) for line in (whole / "expert" / "rounds.jsonl").read_text().splitlines()]
+    assert [(r["round"], r["teacher"]) for r in rounds] == [(0, "greedy"), (1, "sharp")]
+    r1 = sorted((whole / "expert_data" / "decisions" / "round_01").glob("shard-*.parquet"))
+    assert len(r1) == 2 and rounds[1]["decisions"] == sum(len(pd.read_parquet(f)) for f in r1)
+    kept = {f.name: f.stat().st_mtime_ns for f in r1}
+    (whole / "expert" / "round_01.pt").unlink()
+    (whole / "expert" / "round_01.train.pt").unlink()
+    r1[1].unlink()
+    a, _ = load_checkpoint(whole / json.loads((whole / "latest.json").read_text())["checkpoint"], rules)
+    (whole / "latest.json").unlink()                 # interrupted before the first checkpoint
+    assert mod.main(argv(whole, "--resume")) == 0
+    assert r1[0].stat().st_mtime_ns == kept[r1[0].name] and r1[1].exists()
+    b, _ = load_checkpoint(whole / json.loads((whole / "latest.json").read_text())["checkpoint"], rules)
+    for (k, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+        torch.testing.assert_close(x, y, rtol=0, atol=0, msg=k)
