@@ -286,6 +286,7 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
     backend = {"backend": args.backend, **({"address": args.address} if args.address else {}),
                **({"num_cpus": args.num_cpus} if args.num_cpus else {})}
     metrics: dict = {}
+    history = []                                # every round's figures, rewritten to rounds.jsonl
     for r in range(args.dagger_rounds + 1):
         policy, state = rounds / f"round_{r:02d}.pt", rounds / f"round_{r:02d}.train.pt"
         if state.exists():                      # this round was fitted before an interruption
@@ -293,6 +294,7 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
             st = torch.load(state, weights_only=True)
             opt.load_state_dict(st["optimizer"])
             metrics = st["metrics"]
+            history.append(metrics)
             continue
         before = None if r == 0 else rounds / f"round_{r - 1:02d}.pt"
         teacher, _ = _round_teacher(args, r)
@@ -306,8 +308,9 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
                                                            desc=f"round {r}: fit")
         save_checkpoint(policy, net, rules, extra={"round": r, "teacher": teacher})
         _atomic_torch_save({"optimizer": opt.state_dict(), "metrics": metrics}, state)
-        with open(rounds / "rounds.jsonl", "a") as f:
-            f.write(json.dumps(metrics) + "\n")
+        history.append(metrics)
+        (rounds / "rounds.jsonl.tmp").write_text("".join(json.dumps(m) + "\n" for m in history))
+        (rounds / "rounds.jsonl.tmp").replace(rounds / "rounds.jsonl")
         mine = "its own states" if r else "the teacher's states"
         agree = f", the network agreed on {metrics['agreement']:.3f} of them before fitting" if r else ""
         log(f"round {r}: {teacher} labelled {len(data)} decisions so far ({mine}{agree}); "
