@@ -12,7 +12,7 @@ states) or a network checkpoint (later rounds: the network's states, labelled by
 Tasks are pure functions of their arguments, so they run on the study runner's backends (this
 process, or Ray workers: ``runner.run_tasks``), a round's shards already on disk are not played
 again, and both backends give the same rows.  A decision is stored sparsely (an observation has
-about 150 non-zero entries of ~3,700; a decision a handful of legal ids of 3,762): the table's
+120 to 170 non-zero entries of 3,737; a decision a handful of legal ids of 3,762): the table's
 columns ``obs_index`` (int16 list), ``obs_value`` (float32 list), ``legal`` (int16 list),
 ``label``, ``game_id``, ``seat``, ``round``.  ``read_decisions`` gives them back as compressed rows for
 training (``Decisions``: ``batch(idx)`` builds the dense tensors of a minibatch).
