@@ -4,8 +4,9 @@
 Each agent of ``--agents`` (a compiled strategy, a network checkpoint or the search) sits in
 seat 0 of a lockstep env (``runtime.env.KalookiVecEnv``, the lineup rotated game by game, the
 other seats ``--field``), and only its own choice at each of its decisions is timed (the env's
-steps are not): compiled strategies through ``env.compiled_actions``, a network through
-``LearnedPolicy.act``, the search through its driver's ``act_state``.  One core (numba and torch
+steps are not), asked as the expert data ask a teacher (``studies.expert_data.strategy_chooser``):
+compiled strategies through ``env.compiled_actions``, a network or the search through
+``policy_play.policy_actions``, as tournaments ask them.  One core (numba and torch
 set to one thread).  Printed, one JSON line per agent: the median and mean cost of a decision
 asked one at a time (a batch of one row: a compiled agent's figure is then mostly the call's
 Python overhead, a few microseconds), and the mean cost per decision when ``--batch`` rows are
@@ -26,34 +27,29 @@ import numpy as np
 
 from kalooki_sim import load_rules
 from kalooki_sim.runtime.env import KalookiVecEnv
-from kalooki_sim.runtime.strategies import learned_policy, load_strategy
+from kalooki_sim.runtime.strategies import load_strategy
+from kalooki_sim.studies.expert_data import strategy_chooser
 
 
-def _chooser(name, rules):
-    """``f(env) -> actions`` for the agent ``name``, and its kind."""
+def _kind(name) -> str:
     s = load_strategy(name)
-    if not s.learned:
-        return (lambda env: env.compiled_actions(name)), "compiled"
-    pol = learned_policy(s, rules)
-    if s.driven:
-        return (lambda env: pol.act_state(env.la, env.rv, np.arange(env.batch, dtype=np.int64))), "search"
-    rng = np.random.default_rng(0)
-    return (lambda env: pol.act(env.obs, env.mask, rng)), "network"
+    return "compiled" if not s.learned else "search" if s.driven else "network"
 
 
 def time_agent(rules, players, name, field, decisions, batch, seed, mode):
     """Seconds per call of ``name``'s choice, over calls covering about ``decisions`` decisions."""
-    choose, kind = _chooser(name, rules)
+    choose, kind = strategy_chooser(name, rules), _kind(name)
+    rng = np.random.default_rng(0)
     # the lineup's first seat is the env's learner seat (rotated): every step is one of its decisions
     episode = "match" if mode == "matches" else "hand"
     env = KalookiVecEnv(rules, players, batch=batch, lineup=["learner", *field], rotate=True, seed=seed,
                         episode=episode, reward=episode)
     env.reset()
-    choose(env)                     # compile / load outside the timing
+    choose(env, rng)                # compile / load outside the timing
     costs = []
     for _ in range(max(1, decisions // batch)):
         t0 = time.perf_counter()
-        a = choose(env)
+        a = choose(env, rng)
         costs.append(time.perf_counter() - t0)
         env.step(a)
     return kind, costs

@@ -70,6 +70,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -79,6 +80,7 @@ from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, export_pol
 from kalooki_sim.analysis.stats import clustered_mean
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, KalookiVecEnv
 from kalooki_sim.runtime.policy_play import play_policies
+from kalooki_sim.studies.backends import backend_options
 from kalooki_sim.studies.expert_data import label_shard, read_decisions, shard_first_game
 from kalooki_sim.studies.records import RunDir
 from kalooki_sim.studies.runner import Task, run_tasks, shard_ranges
@@ -283,8 +285,9 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
     rounds = out / "expert"
     rounds.mkdir(exist_ok=True)
     opt = torch.optim.Adam(net.parameters(), lr=args.bc_lr)
-    backend = {"backend": args.backend, **({"address": args.address} if args.address else {}),
-               **({"num_cpus": args.num_cpus} if args.num_cpus else {})}
+    # the runner's keywords, as every study's command builds them (0 and "" here mean "not given")
+    backend = backend_options(SimpleNamespace(backend=args.backend, address=args.address or None,
+                                              num_cpus=args.num_cpus or None))
     metrics: dict = {}
     history = []                                # every round's figures, rewritten to rounds.jsonl
     for r in range(args.dagger_rounds + 1):

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["Decisions", "label_shard", "read_decisions", "shard_first_game"]
+__all__ = ["Decisions", "label_shard", "read_decisions", "shard_first_game", "strategy_chooser"]
 
 ROUND_GAMES = 10**9          # game ids of round r start at r * ROUND_GAMES (EVAL deals sit at 10**12)
 
@@ -37,11 +37,19 @@ def shard_first_game(round_: int, shard: int, batch: int, steps: int) -> int:
     return round_ * ROUND_GAMES + shard * batch * (steps + 1)
 
 
-def _teacher_labels(env, teacher):
-    """The teacher's action in every row (every row of the env is a learner-lineup decision)."""
-    if teacher[0] == "driven":
-        return teacher[1].act_state(env.la, env.rv, np.arange(env.batch, dtype=np.int64))
-    return env.compiled_actions(teacher[1])
+def strategy_chooser(name: str, rules):
+    """``f(env, rng) -> actions`` of the strategy ``name`` at every row's pending decision: a
+    compiled strategy through ``env.compiled_actions``, one played from Python (a network, the
+    search) through ``policy_play.policy_actions``, as tournaments ask it (checked legal)."""
+    from kalooki_sim.runtime.policy_play import policy_actions
+    from kalooki_sim.runtime.strategies import learned_policy, load_strategy
+
+    s = load_strategy(name)
+    if not s.learned:
+        return lambda env, rng: env.compiled_actions(name)
+    pol = learned_policy(s, rules)
+    return lambda env, rng: policy_actions(pol, env.obs, env.mask, rng, (env.la, env.rv),
+                                           np.arange(env.batch, dtype=np.int64))
 
 
 def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str, checkpoint: str | None,
@@ -51,7 +59,7 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     ``checkpoint`` (its sampled choices, on a generator seeded by ``(seed, round_, shard)``)."""
     from kalooki_sim import load_rules
     from kalooki_sim.runtime.env import KalookiVecEnv
-    from kalooki_sim.runtime.strategies import learned_policy, load_strategy
+    from kalooki_sim.runtime.strategies import load_strategy
 
     rules = load_rules(variant)
     matches = mode == "matches"
@@ -62,7 +70,7 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     if s.learned and not s.driven:
         raise ValueError(f"teacher {teacher}: a compiled or search strategy is needed, not a checkpoint or "
                          f"Python policy")
-    who = ("driven", learned_policy(s, rules)) if s.driven else ("compiled", teacher)
+    labels = strategy_chooser(teacher, rules)
     learner = None
     if checkpoint is not None:
         from kalooki_sim.agents.learned import LearnedPolicy, load_checkpoint
@@ -72,7 +80,7 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     obs, mask, info = env.reset()
     cols = {k: [] for k in ("obs_count", "obs_index", "obs_value", "legal_count", "legal", "label", "game_id", "seat")}
     for _ in range(steps):
-        label = _teacher_labels(env, who)
+        label = labels(env, gen)
         keep = np.flatnonzero(env.n_legal > 1)
         if keep.size:
             o = np.asarray(obs[keep])
@@ -85,8 +93,8 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
             cols["legal_count"].append(n_legal)
             cols["legal"].append(ids[np.arange(ids.shape[1]) < n_legal[:, None]].astype(np.int16))
             cols["label"].append(label[keep])
-            cols["game_id"].append(np.asarray(info["game_id"])[keep].copy())
-            cols["seat"].append(np.asarray(info["seat"])[keep].copy())
+            cols["game_id"].append(np.asarray(info["game_id"])[keep])
+            cols["seat"].append(np.asarray(info["seat"])[keep])
         play = label if learner is None else learner.act(obs, mask, gen)
         obs, mask, _, _, info = env.step(play)
     flat = {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in cols.items()}
