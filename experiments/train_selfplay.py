@@ -19,7 +19,9 @@ and the same per-update figures in ``progress.csv``.
    reaches (DAgger), so it learns to recover from its own mistakes, which cloning alone never
    shows it; with the search as the teacher this is expert iteration.  ``--warmup-teacher``
    makes round 0 clone a cheap strategy first (the search's base).  The labelled decisions are a
-   study on the runner (``studies.expert_data``: ``--backend local`` or ``ray``), kept in
+   study on the runner (``studies.expert_data``: ``--backend local`` or ``ray``), each shard
+   ``--shard-episodes`` whole hands or matches so every stage of a game is seen as often as play
+   reaches it (the opening turns alone teach neither laying down nor the late calls), kept in
    ``out/expert_data`` with each round's network in ``out/expert``, so this phase resumes by round
    and shard.  ``--total-decisions 0`` stops after it.
 2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits, CleanRL's target-KL
@@ -73,6 +75,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import torch
 
 from kalooki_sim import load_rules
@@ -83,7 +86,7 @@ from kalooki_sim.runtime.policy_play import play_policies
 from kalooki_sim.studies.backends import backend_options
 from kalooki_sim.studies.expert_data import label_shard, read_decisions, shard_first_game
 from kalooki_sim.studies.records import RunDir
-from kalooki_sim.studies.runner import Task, run_tasks, shard_ranges
+from kalooki_sim.studies.runner import Task, run_tasks
 
 EVAL_FIRST_GAME = 10**12        # evaluation deals: training game ids never get near this
 CSV_FIELDS = ("update", "global_step", "samples_per_s", "train_win_share", "pg_loss", "v_loss", "entropy",
@@ -113,7 +116,7 @@ class Args:
     dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
     warmup_teacher: str = ""            # round 0 clones this (cheap) strategy instead; the rounds after, --bc-teacher
     warmup_decisions: int = 0           # round 0's decisions with --warmup-teacher (0: --bc-decisions)
-    shard_steps: int = 16               # env steps of --num-envs rows per data task (a shard of the study runner)
+    shard_episodes: int = 64            # whole episodes (hands or matches) per data task (a shard of the study runner)
     backend: str = "local"              # where the data tasks run: "local" or "ray"
     address: str = ""                   # ray: a running cluster's address (default: a local instance)
     num_cpus: int = 0                   # ray: CPUs of a local instance (0: all)
@@ -208,7 +211,7 @@ def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
 def _data_config(args: Args) -> dict:
     """What the expert data depend on: a resumed run refuses to mix data of other settings."""
     keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "warmup_teacher",
-            "warmup_decisions", "num_envs", "shard_steps", "hidden", "bc_epochs", "bc_lr", "minibatch")
+            "warmup_decisions", "shard_episodes", "hidden", "bc_epochs", "bc_lr", "minibatch")
     return {k: getattr(args, k) for k in keys}
 
 
@@ -224,19 +227,31 @@ def _round_teacher(args: Args, r: int) -> tuple[str, int]:
     return args.bc_teacher, args.bc_decisions
 
 
-def _label_tasks(args: Args, r: int, checkpoint) -> list[Task]:
-    """Round ``r``'s data as study tasks (``studies.expert_data.label_shard``), one per
-    ``--shard-steps`` steps of the ``--num-envs`` batch; pool seats are played like the learner's."""
-    teacher, decisions = _round_teacher(args, r)
-    n_steps = max(1, decisions // args.num_envs)
+def _label_tasks(args: Args, r: int, checkpoint, n_shards: int) -> list[Task]:
+    """Round ``r``'s first ``n_shards`` data tasks (``studies.expert_data.label_shard``), each
+    ``--shard-episodes`` whole episodes; pool seats are played like the learner's."""
+    teacher, _ = _round_teacher(args, r)
     opponents = tuple("learner" if x == POOL else x for x in args.opponents)
     return [Task(("decisions", r, shard), label_shard,
                  (args.variant, args.players, args.mode, opponents, teacher,
                   None if checkpoint is None else str(checkpoint),
-                  shard_first_game(r, shard, args.num_envs, args.shard_steps), count, args.num_envs, args.seed, r,
-                  shard),
-                 (("decisions", _round_table(r)),), shard, count * args.num_envs)
-            for shard, _, count in shard_ranges(n_steps, args.shard_steps)]
+                  shard_first_game(r, shard, args.shard_episodes), args.shard_episodes, args.seed, r, shard),
+                 (("decisions", _round_table(r)),), shard, args.shard_episodes)
+            for shard in range(n_shards)]
+
+
+def _label_round(run: RunDir, args: Args, r: int, checkpoint, backend: dict) -> None:
+    """Play round ``r``'s data: its first shard, then as many more as that shard's decisions say
+    reach the round's number (``--bc-decisions``; an episode's decisions are not known before it
+    is played).  Deterministic, so a resumed run plans the same shards."""
+    teacher, decisions = _round_teacher(args, r)
+    desc = f"round {r}: {teacher} labels"
+    run_tasks(run, _label_tasks(args, r, checkpoint, 1), progress=args.progress, unit=" episodes", desc=desc,
+              **backend)
+    first = len(pd.read_parquet(run.shard_file(_round_table(r), 0), columns=["label"]))
+    n_shards = max(1, -(-decisions // max(1, first)))
+    run_tasks(run, _label_tasks(args, r, checkpoint, n_shards), progress=args.progress, unit=" episodes",
+              desc=desc, **backend)
 
 
 def _agreement(net, data, idx, chunk=4096) -> float:
@@ -301,8 +316,7 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
             continue
         before = None if r == 0 else rounds / f"round_{r - 1:02d}.pt"
         teacher, _ = _round_teacher(args, r)
-        run_tasks(run, _label_tasks(args, r, before), progress=args.progress, unit=" decisions",
-                  desc=f"round {r}: {teacher} labels", **backend)
+        _label_round(run, args, r, before, backend)
         data = read_decisions(run.path, [_round_table(k) for k in range(r + 1) if _round_teacher(args, k)[0] == teacher])
         metrics = {"round": r, "teacher": teacher, "decisions": len(data)}
         if r > 0:

@@ -18,34 +18,41 @@ from kalooki_sim.studies.records import RunDir
 from kalooki_sim.studies.runner import Task, run_tasks
 
 
-def _replay(variant, players, mode, opponents, teacher, first_game, steps, batch, seed):
-    """The decisions a teacher-played shard must record, from the env directly (dense)."""
-    env = KalookiVecEnv(load_rules(variant), players, batch=batch, lineup=["learner", *opponents], rotate=True,
-                        seed=seed, first_game_id=first_game, episode="match" if mode == "matches" else "hand",
-                        reward="match" if mode == "matches" else "hand")
-    obs, mask, _ = env.reset()
-    O, M, Y = [], [], []
-    for _ in range(steps):
+def _replay(variant, players, mode, opponents, teacher, first_game, episodes, seed):
+    """The decisions a teacher-played shard must record, from the env directly (dense): every
+    decision of each whole episode."""
+    episode = "match" if mode == "matches" else "hand"
+    env = KalookiVecEnv(load_rules(variant), players, batch=episodes, lineup=["learner", *opponents], rotate=True,
+                        seed=seed, episode_games=first_game + np.arange(episodes), episode=episode, reward=episode)
+    obs, mask, info = env.reset()
+    O, M, Y, G, ends = [], [], [], [], 0
+    while not env.parked.all():
         a = env.compiled_actions(teacher)
-        keep = mask.sum(1) > 1
+        keep = (mask.sum(1) > 1) & ~env.parked
         O.append(obs[keep].copy()), M.append(mask[keep].copy()), Y.append(a[keep])
-        obs, mask, *_ = env.step(a)
-    return np.concatenate(O), np.concatenate(M), np.concatenate(Y)
+        G.append(first_game + info["game_id"][keep])
+        obs, mask, _, dones, info = env.step(a)
+        ends += int(dones.sum())
+    assert ends == episodes                         # each deal played once, to its end
+    return np.concatenate(O), np.concatenate(M), np.concatenate(Y), np.concatenate(G)
 
 
 @pytest.mark.parametrize("variant,players,mode", [("caribbean", 3, "hands"), ("k40", 4, "matches")])
-def test_a_shard_records_the_env_decisions_and_reads_back_dense(tmp_path, variant, players, mode):
+def test_a_shard_records_whole_episodes_and_reads_back_dense(tmp_path, variant, players, mode):
     opponents = ("greedy",) * (players - 1)
     run = RunDir.create(tmp_path, {}, 5)
-    args = (variant, players, mode, opponents, "sharp", None, shard_first_game(0, 0, 8, 12), 12, 8, 5, 0, 0)
-    run.write_shard("decisions/round_00", 0, label_shard(*args)["decisions"])
-    O, M, Y = _replay(variant, players, mode, opponents, "sharp", args[6], 12, 8, 5)
+    args = (variant, players, mode, opponents, "sharp", None, shard_first_game(0, 3, 6), 6, 5, 0, 3)
+    df = label_shard(*args)["decisions"]
+    run.write_shard("decisions/round_00", 0, df)
+    O, M, Y, G = _replay(variant, players, mode, opponents, "sharp", args[6], 6, 5)
     data = read_decisions(tmp_path, ["decisions/round_00"])
     assert len(data) == Y.size > 0
     obs, mask, label = data.batch(np.arange(len(data)), OBS_DIM, N_ACTIONS)
     np.testing.assert_array_equal(obs, O)
     np.testing.assert_array_equal(mask, M)
     np.testing.assert_array_equal(label, Y)
+    np.testing.assert_array_equal(df["game_id"], G)
+    assert set(G) == set(range(18, 24))                 # the shard's deals, every one of them
     # a subset, out of order, is those rows
     idx = np.array([len(data) - 1, 0, len(data) // 2])
     o2, m2, y2 = data.batch(idx, OBS_DIM, N_ACTIONS)
@@ -54,16 +61,16 @@ def test_a_shard_records_the_env_decisions_and_reads_back_dense(tmp_path, varian
 
 
 def test_shards_of_different_rounds_never_share_a_deal():
-    for batch, steps in ((8, 1), (256, 16)):
-        a = [shard_first_game(r, s, batch, steps) for r in range(3) for s in range(50)]
-        spans = sorted((x, x + batch * (steps + 1)) for x in a)
+    for episodes in (1, 8, 64):
+        a = [shard_first_game(r, s, episodes) for r in range(3) for s in range(50)]
+        spans = sorted((x, x + episodes) for x in a)
         assert all(hi <= lo for (_, hi), (lo, _) in zip(spans, spans[1:]))
         assert max(hi for _, hi in spans) < 10**12          # below the evaluation deals
 
 
 def _tasks(checkpoint=None, round_=0):
     args = lambda shard: ("k40", 3, "hands", ("sharp-k40", "greedy"), "search-k40", checkpoint,
-                          shard_first_game(round_, shard, 4, 3), 3, 4, 11, round_, shard)
+                          shard_first_game(round_, shard, 3), 3, 11, round_, shard)
     return [Task(("d", round_, s), label_shard, args(s), (("decisions", f"decisions/round_{round_:02d}"),), s, 12)
             for s in range(2)]
 

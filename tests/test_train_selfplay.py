@@ -128,14 +128,14 @@ def test_warmup_then_dagger_rounds_resume_by_round_and_shard(tmp_path):
     its data shards (interrupted) resumes to the same weights, playing only the missing shard."""
     mod = _module()
     rules = load_rules("caribbean")
-    argv = lambda out, *x: _argv(out, "--warmup-teacher", "greedy", "--bc-teacher", "sharp", "--shard-steps", "4",
+    argv = lambda out, *x: _argv(out, "--warmup-teacher", "greedy", "--bc-teacher", "sharp", "--shard-episodes", "1",
                                  "--total-decisions", "0", "--eval-every", "0", *x)
     whole = tmp_path / "whole"
     assert mod.main(argv(whole)) == 0
     rounds = [json.loads(line) for line in (whole / "expert" / "rounds.jsonl").read_text().splitlines()]
     assert [(r["round"], r["teacher"]) for r in rounds] == [(0, "greedy"), (1, "sharp")]
     r1 = sorted((whole / "expert_data" / "decisions" / "round_01").glob("shard-*.parquet"))
-    assert len(r1) == 2 and rounds[1]["decisions"] == sum(len(pd.read_parquet(f)) for f in r1)
+    assert len(r1) >= 2 and rounds[1]["decisions"] == sum(len(pd.read_parquet(f)) for f in r1)
     kept = {f.name: f.stat().st_mtime_ns for f in r1}
     (whole / "expert" / "round_01.pt").unlink()
     (whole / "expert" / "round_01.train.pt").unlink()

@@ -1,8 +1,8 @@
 """Decisions labelled by an expert, on the states a learner reaches: the data of behaviour cloning,
 DAgger and expert iteration (``experiments/train_selfplay.py``), generated as a study.
 
-A task plays ``steps`` steps of a lockstep batch (``runtime.env.KalookiVecEnv``: the learner's
-seat rotated game by game among compiled opponents) and, at every learner decision with more than
+A task plays whole episodes, one per row of a lockstep batch (``runtime.env.KalookiVecEnv``: the
+learner's seat rotated game by game among compiled opponents) and, at every learner decision with more than
 one legal action, records the observation, the legal actions and what the *teacher* would play
 there: a compiled strategy (``env.compiled_actions``) or a driven one, the search
 (``agents.search_policy``: it reads the engine's state, on the deciding seat's own random stream).
@@ -31,41 +31,52 @@ __all__ = ["Decisions", "label_shard", "read_decisions", "shard_first_game", "st
 ROUND_GAMES = 10**9          # game ids of round r start at r * ROUND_GAMES (EVAL deals sit at 10**12)
 
 
-def shard_first_game(round_: int, shard: int, batch: int, steps: int) -> int:
-    """The first game id of a shard: ``steps`` steps of ``batch`` rows play at most
-    ``batch * (steps + 1)`` games, so consecutive shards never share a deal."""
-    return round_ * ROUND_GAMES + shard * batch * (steps + 1)
+def shard_first_game(round_: int, shard: int, episodes: int) -> int:
+    """The first deal of a shard of ``episodes`` episodes: consecutive shards, and rounds, never
+    share a deal."""
+    return round_ * ROUND_GAMES + shard * episodes
 
 
 def strategy_chooser(name: str, rules):
-    """``f(env, rng) -> actions`` of the strategy ``name`` at every row's pending decision: a
+    """``f(env, rng, rows=None) -> actions`` of the strategy ``name`` at the pending decision of
+    the env's rows ``rows`` (default every row; the other rows' entries are unspecified): a
     compiled strategy through ``env.compiled_actions``, one played from Python (a network, the
-    search) through ``policy_play.policy_actions``, as tournaments ask it (checked legal)."""
+    search) through ``policy_play.policy_actions``, as tournaments ask it (checked legal), on
+    those rows only (the search's price is per row asked)."""
     from kalooki_sim.runtime.policy_play import policy_actions
     from kalooki_sim.runtime.strategies import learned_policy, load_strategy
 
     s = load_strategy(name)
     if not s.learned:
-        return lambda env, rng: env.compiled_actions(name)
+        return lambda env, rng, rows=None: env.compiled_actions(name)
     pol = learned_policy(s, rules)
-    return lambda env, rng: policy_actions(pol, env.obs, env.mask, rng, (env.la, env.rv),
-                                           np.arange(env.batch, dtype=np.int64))
+
+    def choose(env, rng, rows=None):
+        rows = np.arange(env.batch, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+        actions = np.zeros(env.batch, dtype=np.int64)
+        actions[rows] = policy_actions(pol, env.obs[rows], env.mask[rows], rng, (env.la, env.rv), rows)
+        return actions
+
+    return choose
 
 
 def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str, checkpoint: str | None,
-                first_game: int, steps: int, batch: int, seed: int, round_: int, shard: int) -> dict:
-    """One task: ``steps`` steps of a ``batch``-row env whose first deal is ``first_game``;
-    the learner's seat played by ``teacher`` (``checkpoint`` None) or by the network in
-    ``checkpoint`` (its sampled choices, on a generator seeded by ``(seed, round_, shard)``)."""
+                first_game: int, episodes: int, seed: int, round_: int, shard: int) -> dict:
+    """One task: the whole episodes (hands or matches, by ``mode``) of the deals ``first_game ..
+    first_game + episodes - 1``, one per row of a lockstep batch, so the decisions recorded are
+    spread over every stage of a game as play reaches them (a fixed number of steps from the
+    deal would record only the opening turns); the learner's seat played by ``teacher``
+    (``checkpoint`` None) or by the network in ``checkpoint`` (its sampled choices, on a
+    generator seeded by ``(seed, round_, shard)``)."""
     from kalooki_sim import load_rules
     from kalooki_sim.runtime.env import KalookiVecEnv
     from kalooki_sim.runtime.strategies import load_strategy
 
     rules = load_rules(variant)
-    matches = mode == "matches"
-    env = KalookiVecEnv(rules, players, batch=batch, lineup=["learner", *opponents], rotate=True, seed=seed,
-                        first_game_id=first_game, episode="match" if matches else "hand",
-                        reward="match" if matches else "hand")
+    episode = "match" if mode == "matches" else "hand"
+    deals = first_game + np.arange(episodes, dtype=np.int64)
+    env = KalookiVecEnv(rules, players, batch=episodes, lineup=["learner", *opponents], rotate=True, seed=seed,
+                        episode_games=deals, episode=episode, reward=episode)
     s = load_strategy(teacher)
     if s.learned and not s.driven:
         raise ValueError(f"teacher {teacher}: a compiled or search strategy is needed, not a checkpoint or "
@@ -79,9 +90,12 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     gen = np.random.default_rng([seed, round_, shard])
     obs, mask, info = env.reset()
     cols = {k: [] for k in ("obs_count", "obs_index", "obs_value", "legal_count", "legal", "label", "game_id", "seat")}
-    for _ in range(steps):
-        label = labels(env, gen)
-        keep = np.flatnonzero(env.n_legal > 1)
+    while True:
+        live = np.flatnonzero(~env.parked)          # a finished episode's row waits for the others
+        if not live.size:
+            break
+        label = labels(env, gen, live)
+        keep = live[env.n_legal[live] > 1]
         if keep.size:
             o = np.asarray(obs[keep])
             r, c = np.nonzero(o)
@@ -93,9 +107,13 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
             cols["legal_count"].append(n_legal)
             cols["legal"].append(ids[np.arange(ids.shape[1]) < n_legal[:, None]].astype(np.int16))
             cols["label"].append(label[keep])
-            cols["game_id"].append(np.asarray(info["game_id"])[keep])
+            cols["game_id"].append(deals[np.asarray(info["game_id"])[keep]])
             cols["seat"].append(np.asarray(info["seat"])[keep])
-        play = label if learner is None else learner.act(obs, mask, gen)
+        if learner is None:
+            play = label
+        else:
+            play = np.zeros(env.batch, dtype=np.int64)
+            play[live] = learner.act(obs[live], mask[live], gen)
         obs, mask, _, _, info = env.step(play)
     flat = {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in cols.items()}
     df = pd.DataFrame({"obs_index": _lists(flat["obs_count"], flat["obs_index"], np.int16),
