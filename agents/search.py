@@ -78,7 +78,7 @@ from .expert import KNOWN_LEN as EXPERT_KNOWN_LEN, PARAMS as EXPERT_PARAMS, expe
 from .known import KNOWN_GEN, forget_known, is_legal, remember
 from .worlds import copy_row, sample_world, scratch_state
 
-__all__ = ["AGENT", "PARAMS", "search_action", "search_rows", "planned_rollouts", "MAX_CANDIDATES"]
+__all__ = ["AGENT", "PARAMS", "search_action", "search_decision", "search_rows", "planned_rollouts", "MAX_CANDIDATES"]
 
 MAX_CANDIDATES = 64
 MAX_ROLLOUT_STEPS = 5000          # a hand is far shorter; a safety net against a stuck rollout
@@ -293,13 +293,26 @@ def planned_rollouts(params, state, rv, g, seat, known, mask, key, ctr):
 @njit
 def search_action(params, state, rv, g, seat, known, mask, key, ctr):
     """The search agent's action (module docstring)."""
+    cand = np.empty(MAX_CANDIDATES, dtype=np.int64)
+    gain = np.empty(MAX_CANDIDATES, dtype=np.float64)
+    se = np.empty(MAX_CANDIDATES, dtype=np.float64)
+    return search_decision(params, state, rv, g, seat, known, mask, key, ctr, cand, gain, se)[0]
+
+
+@njit
+def search_decision(params, state, rv, g, seat, known, mask, key, ctr, cand, gain, se):
+    """``(action, n)``: the search's action, and the ``n`` candidates it compared into ``cand``
+    (the base's action first) with each one's mean gain in value over the base's action and the
+    standard error of that gain, paired over the worlds played, into ``gain`` and ``se`` (the
+    base's own: 0).  ``n`` is 0 where the decision was not searched.  The gains are what a network
+    distilled from the search learns from (``studies.expert_data``): how sure the search was, not
+    only what it chose."""
     base = expert_action(params, state, rv, g, seat, known, mask, key, ctr)
     if base < 0 or not _searched(params, state.gs[g, G_PHASE], base) or params[P_CANDIDATES] < 2.0:
-        return base
-    cand = np.empty(MAX_CANDIDATES, dtype=np.int64)
+        return base, 0
     nc = _candidates(params, state, rv, g, seat, known, mask, key, ctr, base, cand)
     if nc < 2:
-        return base
+        return base, 0
     worlds = max(int(params[P_WORLDS]), 1)
     skey = rng_u64(key, ctr[0])            # this decision's search stream
     ctr[0] += 1
@@ -339,7 +352,9 @@ def search_action(params, state, rv, g, seat, known, mask, key, ctr):
                 used = check
                 break
             check = min(worlds, 2 * check)
-    return cand[_choose(value, used, params[P_CONFIDENCE])]
+    for c in range(nc):
+        gain[c], se[c] = _paired(value, c, used)
+    return cand[_choose(value, used, params[P_CONFIDENCE])], nc
 
 
 @njit(_nrt=False)
@@ -388,9 +403,11 @@ def _choose(value, used, z):
 
 
 @njit
-def search_rows(params, state, rv, rows, sp, keys, ctrs, out, lo, hi):
+def search_rows(params, state, rv, rows, sp, keys, ctrs, out, n_cand, cand, gain, se, lo, hi):
     """The search's action at the pending decision of game row ``rows[i]`` (parameter row
-    ``params[i]``) into ``out[i]``, for ``i`` in ``lo .. hi - 1`` (a range of lanes,
+    ``params[i]``) into ``out[i]``, and what it compared (``search_decision``: ``n_cand[i]``
+    candidates in ``cand[i]``, their gains and standard errors in ``gain[i]``, ``se[i]``; 0
+    candidates where the decision was not searched), for ``i`` in ``lo .. hi - 1`` (a range of lanes,
     ``lanes.run_lanes``), on the deciding seat's own random stream (``keys[b, p]``, counter
     ``ctrs[b, p]`` advanced in place, ``p`` the seat's player: ``sp[b, SP_REAL, seat]``), as the
     closed loop would draw it; -1 where nothing legal was chosen.  The one compiled entry of the
@@ -401,12 +418,14 @@ def search_rows(params, state, rv, rows, sp, keys, ctrs, out, lo, hi):
     for i in range(lo, hi):
         b = np.uint64(rows[i])
         seat = state.gs[b, G_TO_ACT]
+        n_cand[i] = 0
         if seat < 0:
             out[i] = -1
             continue
         p = sp[b, SP_REAL, seat]
         forget_known(known)
-        a = search_action(params[i], state, rv, b, seat, known, mask, keys[b, p], ctrs[b, p:p + 1])
+        a, n_cand[i] = search_decision(params[i], state, rv, b, seat, known, mask, keys[b, p], ctrs[b, p:p + 1],
+                                       cand[i], gain[i], se[i])
         if a < 0 or a >= N_ACTIONS or not _legal(known, a, state, rv, b):
             a = -1
         out[i] = a

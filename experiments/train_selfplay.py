@@ -81,6 +81,7 @@ import torch
 from kalooki_sim import load_rules
 from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint
 from kalooki_sim.analysis.stats import clustered_mean
+from kalooki_sim.engine.layout import A_CALL
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, KalookiVecEnv
 from kalooki_sim.runtime.policy_play import play_policies
 from kalooki_sim.studies.backends import backend_options
@@ -113,6 +114,8 @@ class Args:
     bc_decisions: int = 200_000
     bc_epochs: int = 3
     bc_lr: float = 1e-3
+    gain_temperature: float = 0.0       # searched decisions: fit softmax(gain / T) over the search's candidates (0: its choice)
+    call_weight: float = 1.0            # the weight of a decision where a call is legal (the call windows) in the fit
     dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
     warmup_teacher: str = ""            # round 0 clones this (cheap) strategy instead; the rounds after, --bc-teacher
     warmup_decisions: int = 0           # round 0's decisions with --warmup-teacher (0: --bc-decisions)
@@ -211,7 +214,8 @@ def evaluate(net, args: Args, rules) -> tuple[float, float, float]:
 def _data_config(args: Args) -> dict:
     """What the expert data depend on: a resumed run refuses to mix data of other settings."""
     keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "warmup_teacher",
-            "warmup_decisions", "shard_episodes", "hidden", "bc_epochs", "bc_lr", "minibatch")
+            "warmup_decisions", "shard_episodes", "hidden", "bc_epochs", "bc_lr", "minibatch", "gain_temperature",
+            "call_weight")
     return {k: getattr(args, k) for k in keys}
 
 
@@ -264,6 +268,32 @@ def _agreement(net, data, idx, chunk=4096) -> float:
     return same / max(1, idx.size)
 
 
+def bc_loss(logits, label, searched, temperature: float, weight=None):
+    """The cloning loss of a minibatch: cross-entropy of the masked ``logits`` against the teacher's
+    choice ``label``, except at the decisions the search compared candidates (``searched`` =
+    ``Decisions.searched``'s ``(row, candidate, gain, se)``) when ``temperature`` > 0: there the
+    target is ``softmax(gain / temperature)`` over its candidates.  A single choice per state
+    carries the noise of a close call (a candidate one standard error ahead over 64 worlds is often
+    not better); the gains say how far apart the candidates were, so states where the search was
+    sure weigh more than those it split by luck.  ``weight`` per row (default 1): the loss is the
+    weighted mean."""
+    logp = torch.log_softmax(logits, dim=1)
+    loss = -logp.gather(1, label[:, None]).squeeze(1)
+    if temperature > 0 and searched[0].numel():
+        row, cand, gain, _ = searched
+        z = gain / temperature
+        top = torch.full((logits.shape[0],), -torch.inf, dtype=z.dtype).scatter_reduce(0, row, z, "amax")
+        e = torch.exp(z - top[row])
+        p = e / torch.zeros_like(top).index_add(0, row, e)[row]
+        soft = torch.zeros_like(top).index_add(0, row, -p * logp[row, cand].to(p.dtype))
+        hit = torch.zeros(logits.shape[0], dtype=torch.bool)
+        hit[row] = True
+        loss = torch.where(hit, soft.to(loss.dtype), loss)
+    if weight is None:
+        return loss.mean()
+    return (loss * weight).sum() / weight.sum()
+
+
 def _fit(net, opt, data, args, gen, desc="fit"):
     from tqdm import tqdm
 
@@ -273,9 +303,12 @@ def _fit(net, opt, data, args, gen, desc="fit"):
     for _ in range(args.bc_epochs):
         order = gen.permutation(len(data))
         for i in range(0, len(order), args.minibatch):
-            o, m, y = (torch.as_tensor(x) for x in data.batch(np.sort(order[i:i + args.minibatch]), OBS_DIM, N_ACTIONS))
+            idx = np.sort(order[i:i + args.minibatch])
+            o, m, y = (torch.as_tensor(x) for x in data.batch(idx, OBS_DIM, N_ACTIONS))
+            searched = tuple(torch.as_tensor(x) for x in data.searched(idx))
+            weight = None if args.call_weight == 1.0 else 1.0 + (args.call_weight - 1.0) * m[:, A_CALL].float()
             logits, _ = net(o, m)
-            loss = torch.nn.functional.cross_entropy(logits, y)
+            loss = bc_loss(logits, y, searched, args.gain_temperature, weight)
             opt.zero_grad()
             loss.backward()
             opt.step()

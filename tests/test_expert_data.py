@@ -58,6 +58,12 @@ def test_a_shard_records_whole_episodes_and_reads_back_dense(tmp_path, variant, 
     o2, m2, y2 = data.batch(idx, OBS_DIM, N_ACTIONS)
     np.testing.assert_array_equal(o2, O[idx]), np.testing.assert_array_equal(m2, M[idx])
     np.testing.assert_array_equal(y2, Y[idx])
+    # a compiled teacher compares nothing; a shard written before the search's columns existed reads the same
+    assert data.cand_ptr[-1] == 0 and data.searched(idx)[0].size == 0
+    run.write_shard("decisions/old", 0, df.drop(columns=["candidates", "gain", "gain_se"]))
+    old = read_decisions(tmp_path, ["decisions/old", "decisions/round_00"])
+    assert len(old) == 2 * len(data) and old.cand_ptr[-1] == 0
+    np.testing.assert_array_equal(old.batch(idx, OBS_DIM, N_ACTIONS)[0], O[idx])
 
 
 def test_shards_of_different_rounds_never_share_a_deal():
@@ -73,6 +79,33 @@ def _tasks(checkpoint=None, round_=0):
                           shard_first_game(round_, shard, 3), 3, 11, round_, shard)
     return [Task(("d", round_, s), label_shard, args(s), (("decisions", f"decisions/round_{round_:02d}"),), s, 12)
             for s in range(2)]
+
+
+def test_the_search_teacher_records_what_it_compared_and_chose_by_its_rule(tmp_path):
+    """Where the search compared candidates the shard holds them with their paired gains over the
+    base's action (the base first, gain and error 0), every candidate legal, and the label is
+    the one the search's rule picks from those gains: the highest gain at least ``confidence``
+    (1) standard errors above zero, else the base's action."""
+    run = RunDir.create(tmp_path, {}, 11)
+    run.write_shard("decisions/round_00", 0, label_shard(*_tasks()[0].args)["decisions"])
+    data = read_decisions(tmp_path, ["decisions/round_00"])
+    n = np.diff(data.cand_ptr)
+    assert (n >= 2).sum() > 10 and set(np.unique(n)) <= {0, 2, 3, 4}       # top 3, and laying down
+    _, mask, label = data.batch(np.arange(len(data)), OBS_DIM, N_ACTIONS)
+    departed = 0
+    for k in np.flatnonzero(n):
+        lo, hi = data.cand_ptr[k], data.cand_ptr[k + 1]
+        cand, gain, se = data.candidates[lo:hi], data.gain[lo:hi], data.gain_se[lo:hi]
+        assert mask[k, cand].all() and np.unique(cand).size == cand.size
+        assert gain[0] == 0 and se[0] == 0 and (se >= 0).all()
+        if np.any(np.abs(gain[1:] - se[1:]) < 1e-5) or np.unique(np.round(gain, 5)).size < gain.size:
+            continue                    # within the float32 storage's rounding of the rule's edge
+        ahead = gain > se
+        ahead[0] = False
+        want = cand[np.argmax(np.where(ahead, gain, -np.inf))] if ahead.any() else cand[0]
+        assert label[k] == want
+        departed += want != cand[0]
+    assert departed > 0
 
 
 @pytest.fixture(scope="module")

@@ -129,6 +129,7 @@ def test_warmup_then_dagger_rounds_resume_by_round_and_shard(tmp_path):
     mod = _module()
     rules = load_rules("caribbean")
     argv = lambda out, *x: _argv(out, "--warmup-teacher", "greedy", "--bc-teacher", "sharp", "--shard-episodes", "1",
+                                 "--call-weight", "5",
                                  "--total-decisions", "0", "--eval-every", "0", *x)
     whole = tmp_path / "whole"
     assert mod.main(argv(whole)) == 0
@@ -147,3 +148,26 @@ def test_warmup_then_dagger_rounds_resume_by_round_and_shard(tmp_path):
     b, _ = load_checkpoint(whole / json.loads((whole / "latest.json").read_text())["checkpoint"], rules)
     for (k, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
         torch.testing.assert_close(x, y, rtol=0, atol=0, msg=k)
+
+
+def test_bc_loss_is_cross_entropy_or_the_softmax_of_the_searchs_gains():
+    """Unsearched rows (and every row at temperature 0): cross-entropy against the label; searched
+    rows at temperature T: cross-entropy against softmax(gain / T) over the candidates, computed
+    here by hand; a tiny T is the hard label of the best gain; weights make a weighted mean."""
+    bc_loss = _module().bc_loss
+    gen = torch.Generator().manual_seed(3)
+    logits = torch.randn(3, 6, generator=gen)
+    mask = torch.tensor([[1, 1, 1, 0, 0, 1], [1, 0, 1, 1, 0, 0], [0, 1, 1, 1, 1, 1]], dtype=torch.bool)
+    logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
+    label = torch.tensor([0, 2, 1])
+    searched = (torch.tensor([1, 1, 1]), torch.tensor([2, 0, 3]), torch.tensor([0.0, 0.02, -0.01], dtype=torch.float64),
+                torch.tensor([0.0, 0.01, 0.01], dtype=torch.float64))
+    ce = torch.nn.functional.cross_entropy(logits, label, reduction="none")
+    assert torch.allclose(bc_loss(logits, label, searched, 0.0), ce.mean())
+    logp = torch.log_softmax(logits, 1)
+    p = torch.softmax(torch.tensor([0.0, 0.02, -0.01]) / 0.01, 0)
+    row1 = -(p * logp[1, [2, 0, 3]]).sum()
+    assert torch.allclose(bc_loss(logits, label, searched, 0.01), (ce[0] + row1 + ce[2]) / 3)
+    assert torch.allclose(bc_loss(logits, label, searched, 1e-6), (ce[0] - logp[1, 0] + ce[2]) / 3)
+    w = torch.tensor([1.0, 10.0, 1.0])
+    assert torch.allclose(bc_loss(logits, label, searched, 0.01, w), (ce[0] + 10 * row1 + ce[2]) / 12)

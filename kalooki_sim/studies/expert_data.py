@@ -5,7 +5,10 @@ A task plays whole episodes, one per row of a lockstep batch (``runtime.env.Kalo
 learner's seat rotated game by game among compiled opponents) and, at every learner decision with more than
 one legal action, records the observation, the legal actions and what the *teacher* would play
 there: a compiled strategy (``env.compiled_actions``) or a driven one, the search
-(``agents.search_policy``: it reads the engine's state, on the deciding seat's own random stream).
+(``agents.search_policy``: it reads the engine's state, on the deciding seat's own random stream),
+with what the search compared where it searched: its candidates and each one's mean gain in value
+over its base's action and that gain's standard error (``agents.search.search_decision``), so a
+network can learn how sure the search was, not only its choice.
 Who actually plays the learner's seat is the teacher itself (round 0: cloning, the teacher's own
 states) or a network checkpoint (later rounds: the network's states, labelled by the teacher).
 
@@ -14,7 +17,8 @@ process, or Ray workers: ``runner.run_tasks``), a round's shards already on disk
 again, and both backends give the same rows.  A decision is stored sparsely (an observation has
 120 to 170 non-zero entries of 3,737; a decision a handful of legal ids of 3,762): the table's
 columns ``obs_index`` (int16 list), ``obs_value`` (float32 list), ``legal`` (int16 list),
-``label``, ``game_id``, ``seat``, ``round``.  ``read_decisions`` gives them back as compressed rows for
+``label``, ``game_id``, ``seat``, ``round``, and the search's ``candidates`` (int16 list),
+``gain`` and ``gain_se`` (float32 lists; empty where nothing was searched).  ``read_decisions`` gives them back as compressed rows for
 training (``Decisions``: ``batch(idx)`` builds the dense tensors of a minibatch).
 """
 
@@ -70,7 +74,7 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     generator seeded by ``(seed, round_, shard)``)."""
     from kalooki_sim import load_rules
     from kalooki_sim.runtime.env import KalookiVecEnv
-    from kalooki_sim.runtime.strategies import load_strategy
+    from kalooki_sim.runtime.strategies import learned_policy, load_strategy
 
     rules = load_rules(variant)
     episode = "match" if mode == "matches" else "hand"
@@ -81,7 +85,8 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     if s.learned and not s.driven:
         raise ValueError(f"teacher {teacher}: a compiled or search strategy is needed, not a checkpoint or "
                          f"Python policy")
-    labels = strategy_chooser(teacher, rules)
+    searcher = learned_policy(s, rules) if s.driven else None        # its comparisons are recorded too
+    labels = strategy_chooser(teacher, rules) if searcher is None else None
     learner = None
     if checkpoint is not None:
         from kalooki_sim.agents.learned import LearnedPolicy, load_checkpoint
@@ -89,13 +94,19 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
         learner = LearnedPolicy(load_checkpoint(checkpoint, rules)[0])
     gen = np.random.default_rng([seed, round_, shard])
     obs, mask, info = env.reset()
-    cols = {k: [] for k in ("obs_count", "obs_index", "obs_value", "legal_count", "legal", "label", "game_id", "seat")}
+    cols = {k: [] for k in ("obs_count", "obs_index", "obs_value", "legal_count", "legal", "label", "game_id", "seat",
+                            "cand_count", "candidates", "gain", "gain_se")}
     while True:
         live = np.flatnonzero(~env.parked)          # a finished episode's row waits for the others
         if not live.size:
             break
-        label = labels(env, gen, live)
-        keep = live[env.n_legal[live] > 1]
+        if searcher is None:
+            label = labels(env, gen, live)
+        else:
+            found = searcher.search(env.la, env.rv, live)
+            label = _checked(teacher, env, live, found.actions)
+        choosing = env.n_legal[live] > 1
+        keep = live[choosing]
         if keep.size:
             o = np.asarray(obs[keep])
             r, c = np.nonzero(o)
@@ -109,6 +120,15 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
             cols["label"].append(label[keep])
             cols["game_id"].append(deals[np.asarray(info["game_id"])[keep]])
             cols["seat"].append(np.asarray(info["seat"])[keep])
+            if searcher is None:
+                cols["cand_count"].append(np.zeros(keep.size, dtype=np.int64))
+            else:
+                n_cand = found.n_candidates[choosing]
+                took = np.arange(found.candidates.shape[1]) < n_cand[:, None]
+                cols["cand_count"].append(n_cand)
+                cols["candidates"].append(found.candidates[choosing][took].astype(np.int16))
+                cols["gain"].append(found.gains[choosing][took].astype(np.float32))
+                cols["gain_se"].append(found.se[choosing][took].astype(np.float32))
         if learner is None:
             play = label
         else:
@@ -119,9 +139,25 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     df = pd.DataFrame({"obs_index": _lists(flat["obs_count"], flat["obs_index"], np.int16),
                        "obs_value": _lists(flat["obs_count"], flat["obs_value"], np.float32),
                        "legal": _lists(flat["legal_count"], flat["legal"], np.int16),
+                       "candidates": _lists(flat["cand_count"], flat["candidates"], np.int16),
+                       "gain": _lists(flat["cand_count"], flat["gain"], np.float32),
+                       "gain_se": _lists(flat["cand_count"], flat["gain_se"], np.float32),
                        **{k: flat[k].astype(np.int64) for k in ("label", "game_id", "seat")}})
     df["round"] = np.int32(round_)
     return {"decisions": df}
+
+
+def _checked(teacher, env, rows, actions) -> np.ndarray:
+    """The search's actions at ``rows`` as a full batch of labels, each checked legal (as
+    ``policy_play.policy_actions`` checks every policy's)."""
+    ok = (actions >= 0) & (actions < env.mask.shape[1])
+    ok[ok] = env.mask[rows[ok], actions[ok]]
+    if not ok.all():
+        r = int(rows[np.flatnonzero(~ok)[0]])
+        raise ValueError(f"teacher {teacher}: action {int(actions[~ok][0])} is not legal in row {r}")
+    label = np.zeros(env.batch, dtype=np.int64)
+    label[rows] = actions
+    return label
 
 
 def _lists(counts, values, dtype):
@@ -138,7 +174,8 @@ def _lists(counts, values, dtype):
 class Decisions:
     """Labelled decisions in compressed rows: observation ``k``'s non-zero entries are
     ``obs_index/obs_value[obs_ptr[k]:obs_ptr[k + 1]]``, its legal ids
-    ``legal[legal_ptr[k]:legal_ptr[k + 1]]``."""
+    ``legal[legal_ptr[k]:legal_ptr[k + 1]]``, the search's candidates, gains and their standard
+    errors ``candidates/gain/gain_se[cand_ptr[k]:cand_ptr[k + 1]]`` (none where it did not search)."""
 
     obs_ptr: np.ndarray
     obs_index: np.ndarray
@@ -147,6 +184,10 @@ class Decisions:
     legal: np.ndarray
     label: np.ndarray
     round: np.ndarray
+    cand_ptr: np.ndarray
+    candidates: np.ndarray
+    gain: np.ndarray
+    gain_se: np.ndarray
 
     def __len__(self) -> int:
         return self.label.size
@@ -165,6 +206,15 @@ class Decisions:
             out[rows, cols[at]] = True if vals is None else vals[at]
         return obs, mask, self.label[idx]
 
+    def searched(self, idx: np.ndarray):
+        """The search's comparisons at the decisions ``idx``, flat: ``(row, candidate, gain, se)``,
+        ``row`` the place in ``idx`` (decisions it did not search have none)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        lo, hi = self.cand_ptr[idx], self.cand_ptr[idx + 1]
+        n = hi - lo
+        at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(n.sum())
+        return np.repeat(np.arange(idx.size), n), self.candidates[at], self.gain[at], self.gain_se[at]
+
 
 def _list_column(table, name):
     col = table.column(name).combine_chunks()
@@ -180,10 +230,29 @@ def read_decisions(path: Path | str, tables) -> Decisions:
     files = [f for name in tables for f in sorted((Path(path) / name).glob("shard-*.parquet"))]
     if not files:
         raise FileNotFoundError(f"{path}: no shards of {', '.join(tables)}")
-    t = pa.concat_tables([pq.read_table(f) for f in files])
+    t = pa.concat_tables([_with_search_columns(pq.read_table(f)) for f in files])
     obs_ptr, obs_index = _list_column(t, "obs_index")
     _, obs_value = _list_column(t, "obs_value")
     legal_ptr, legal = _list_column(t, "legal")
+    cand_ptr, candidates = _list_column(t, "candidates")
+    _, gain = _list_column(t, "gain")
+    _, gain_se = _list_column(t, "gain_se")
     return Decisions(obs_ptr, obs_index.astype(np.int64), obs_value.astype(np.float32), legal_ptr,
                      legal.astype(np.int64), t.column("label").to_numpy().astype(np.int64),
-                     t.column("round").to_numpy())
+                     t.column("round").to_numpy(), cand_ptr, candidates.astype(np.int64),
+                     gain.astype(np.float64), gain_se.astype(np.float64))
+
+
+def _with_search_columns(table):
+    """A shard's table in one layout, the search's columns included (shards written before they
+    existed have none: every decision unsearched), so the shards of every round concatenate."""
+    import pyarrow as pa
+
+    item = table.schema.field("legal").type.value_field.name      # as the parquet writer named it
+    for name, kind in (("candidates", pa.int16()), ("gain", pa.float32()), ("gain_se", pa.float32())):
+        want = pa.list_(pa.field(item, kind))
+        if name not in table.column_names:
+            table = table.append_column(name, pa.array([[]] * table.num_rows, type=want))
+        elif table.schema.field(name).type != want:
+            table = table.set_column(table.column_names.index(name), name, table.column(name).cast(want))
+    return table.select(sorted(table.column_names))
