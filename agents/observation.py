@@ -40,6 +40,15 @@ phase and checks the vector does not move):
   since).  Appended after the cards section, so version 3 is the first ``OBS_WIDTHS[3]`` features
   of version 4, unchanged (its card counting in ``cards`` stays that of version 3: pile, table,
   own hand), and a network trained on version 3 reads that prefix.
+* (version 5, section ``takes``) while the seat plays its turn in a variant with table
+  manipulation, for every take of a table card (``A_TAKE_END``: a run's end card, one entry per
+  run and side; ``A_SETTAKE``: a natural of a four-card set, one per set and suit, in the
+  actions' own order): 1 when the card would go into a new meld with cards of the hand
+  (``engine.plans.could_join_new_meld``, the test the compiled heuristics take by).  Whether a
+  table card completes a meld in the hand is a relation between a table meld and the hand that
+  a network cloned from ``sharp-k40`` did not find from the separate sections (it took a run's
+  end card on 5 % of the decisions its teacher did: docs/learned-agents.md).  Appended, so
+  version 4 is its prefix.
 
 Cards "gone by" (discarded earlier and no longer in the pile) are public as the union of the
 pile-taken sets above and the reshuffle count; the encoder does not keep a separate history.
@@ -60,7 +69,8 @@ import numpy as np
 from kalooki_sim.core.jit import njit
 from kalooki_sim.core.rulevec import (
     MAX_ROUNDS, OPENING_MODE_CONTRACT, OPENING_MODE_POINTS, R_CALLS_ENABLED, R_MATCH_MODE, R_MAX_CALLS_PER_PLAYER,
-    R_MAX_TURNS_PER_HAND, R_N_ROUNDS, R_OPENING_MIN_POINTS, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE, ROUND_STRIDE,
+    R_MAX_TURNS_PER_HAND, R_N_ROUNDS, R_OPENING_MIN_POINTS, R_OPENING_MODE, R_PENALTY, R_ROUND_BASE,
+    R_TABLE_MANIPULATION, ROUND_STRIDE,
 )
 from kalooki_sim.engine.context import CX_TAKEN
 from kalooki_sim.engine.layout import (
@@ -70,17 +80,19 @@ from kalooki_sim.engine.layout import (
     MK_SET, N_TYPES, P_MAX, PH_PLAY, PS_CALLS, PS_LAID,
 )
 from kalooki_sim.engine.match_flow import SP_ACTIVE, SP_BB, SP_KALOOKIS, SP_REAL, SP_RIPS, SP_TOTAL, SP_UNITS, SX_N
-from kalooki_sim.engine.plans import plan_count
+from kalooki_sim.engine.plans import could_join_new_meld, plan_count
 
 from .measures import (
     SFW_BASE, SFW_LEN, THROWN_LEN, card_usefulness, contract_shortfall, feed_share, live_potential, seen_counts,
     sf_changed, sf_prepare, shortfall_with, thrown_bits,
 )
 
-__all__ = ["OBS_VERSION", "OBS_DIM", "OBS_WIDTHS", "SECTIONS", "N_CF", "CF_NAMES", "WORK_LEN", "encode", "encode_view"]
+__all__ = ["OBS_VERSION", "OBS_DIM", "OBS_WIDTHS", "SECTIONS", "N_CF", "CF_NAMES", "TAKES_SET", "WORK_LEN", "encode",
+           "encode_view"]
 
-OBS_VERSION = 4          # 2: the lay-down section (what plan 0 would lay); 3: the cards section;
-                         # 4: the shown section (cards each seat is known to hold), appended
+OBS_VERSION = 5          # 2: the lay-down section (what plan 0 would lay); 3: the cards section;
+                         # 4: the shown section (cards each seat is known to hold), appended;
+                         # 5: the takes section (table cards that would join a new meld), appended
 
 N_PHASES = 6
 N_RECENT = 4            # last cards of the pile, with who threw them
@@ -111,10 +123,15 @@ CF_NAMES = ("held", "penalty", "shortfall_out", "usefulness", "live", "feed")
 CF_HELD, CF_PEN, CF_SF_OUT, CF_USE, CF_LIVE, CF_FEED = range(len(CF_NAMES))
 N_CF = len(CF_NAMES)
 O_SHOWN = O_CARDS + N_TYPES * N_CF
-OBS_DIM = O_SHOWN + P_MAX * N_TYPES
+O_TAKES = O_SHOWN + P_MAX * N_TYPES
+# the takes section: a run's end card at O_TAKES + m * 2 + side (the order of ``A_TAKE_END``), a
+# natural of a four-card set at O_TAKES + TAKES_SET + m * 4 + suit (the order of ``A_SETTAKE``)
+TAKES_SET = M_MAX * 2
+N_TAKES = TAKES_SET + M_MAX * 4
+OBS_DIM = O_TAKES + N_TAKES
 # every version still read, and its width: each earlier layout is the start of the current one
 # (sections are only ever appended), so a network trained on it reads ``obs[:, :width]``
-OBS_WIDTHS = {3: O_SHOWN, OBS_VERSION: OBS_DIM}
+OBS_WIDTHS = {3: O_SHOWN, 4: O_TAKES, OBS_VERSION: OBS_DIM}
 GAP_WEIGHT = 0.5        # usefulness and live potential weigh a partner two ranks away as greedy does
 # the encoder's scratch per row (int64): the copies of each type the seat has seen, what each seat
 # has thrown (``agents.expert.thrown_bits``), the incremental shortfall's workspace
@@ -128,7 +145,7 @@ SECTIONS = {"phase": (O_PHASE, N_PHASES), "round": (O_ROUND, MAX_ROUNDS), "scala
             "hand": (O_HAND, N_TYPES), "pile": (O_PILE, N_TYPES), "top": (O_TOP, N_TYPES),
             "recent": (O_RECENT, N_RECENT * (N_TYPES + P_MAX)), "seats": (O_SEATS, P_MAX * F_SEAT),
             "melds": (O_MELDS, M_MAX * F_MELD), "table": (O_TABLE, N_TYPES), "lay": (O_LAY, N_TYPES),
-            "cards": (O_CARDS, N_TYPES * N_CF), "shown": (O_SHOWN, P_MAX * N_TYPES)}
+            "cards": (O_CARDS, N_TYPES * N_CF), "shown": (O_SHOWN, P_MAX * N_TYPES), "takes": (O_TAKES, N_TAKES)}
 
 
 @njit(_nrt=False, inline="always")
@@ -324,7 +341,28 @@ def _encode(state, rv, b, seat, sheet, ctx, lay_ok, work, out, dirty_melds):
         for t in range(N_TYPES):
             if shown[b, i, t] > 0:
                 out[o + t] = shown[b, i, t] / 2.0
+    if gs[b, G_PHASE] == PH_PLAY and seat == active and rv[R_TABLE_MANIPULATION] != 0:
+        _takes(gs, hands, minfo, mcards, rv, b, seat, out)
     return seat
+
+
+@njit(_nrt=False)
+def _takes(gs, hands, minfo, mcards, rv, b, seat, out):
+    """The takes section (module docstring): each table card a take would give the seat, 1 when
+    it would go into a new meld with the hand's cards.  Whether the take is legal is the mask's
+    business; this says what the card would do."""
+    for m in range(min(gs[b, G_N_MELDS], M_MAX)):
+        kind = minfo[b, m, MI_KIND]
+        if kind == MK_RUN:
+            for side in range(2):
+                c = mcards[b, m, minfo[b, m, MI_HI] if side == 0 else minfo[b, m, MI_LO]]
+                if 0 <= c < JOKER and could_join_new_meld(hands, rv, b, seat, c, 0):
+                    out[O_TAKES + m * 2 + side] = 1.0
+        elif kind == MK_SET and minfo[b, m, MI_LEN] == 4:
+            for q in range(4):
+                c = mcards[b, m, q]
+                if 0 <= c < JOKER and could_join_new_meld(hands, rv, b, seat, c, 0):
+                    out[O_TAKES + TAKES_SET + m * 4 + c // 13] = 1.0
 
 
 @njit(_nrt=False)

@@ -486,6 +486,77 @@ def test_cards_section_matches_definitions(preset):
     assert plays > 100 and tops > 100
 
 
+def _py_joins_new_meld(hand, rules, c):
+    """Slow definition: with natural ``c`` added, does the hand hold a set of its rank (enough
+    naturals, jokers making up the size) or a run window of the minimum size through it whose
+    missing positions its jokers can fill (not two adjacent ones unless the rules allow)?"""
+    h = hand.astype(np.int64).copy()
+    h[c] += 1
+    jk, rank, suit = int(h[L.JOKER]), c % 13, c // 13
+    copies = [int(h[s * 13 + rank]) for s in range(4)]
+    n = sum(copies) if rules.set_allow_duplicate_suit else sum(min(x, 1) for x in copies)
+    if n >= rules.set_min_naturals and n + jk >= rules.set_min_size:
+        return True
+    lo_min, hi_max, w = (1 if rules.ace_low else 2), (14 if rules.ace_high else 13), rules.run_min_size
+    held = {q for q in range(lo_min, hi_max + 1) if h[pos_type(suit, q)] > 0}
+    for p in ([1, 14] if rank == 0 else [rank + 1]):
+        if not lo_min <= p <= hi_max:
+            continue
+        for lo in range(max(lo_min, p - w + 1), min(p, hi_max - w + 1) + 1):
+            gaps = [q for q in range(lo, lo + w) if q not in held]
+            adjacent = any(b - a == 1 for a, b in zip(gaps, gaps[1:]))
+            if len(gaps) <= jk and (rules.run_adjacent_jokers or not adjacent):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("preset", ["k40", "caribbean"])
+def test_takes_section_matches_its_definition(preset):
+    """The observation's ``takes`` section (version 5), at the learner's decisions of games played
+    by ``sharp-k40``: while the seat plays its turn in a variant with table manipulation, each
+    run's end card and each natural of a four-card set is 1 exactly where the slow definition
+    says the card would join a new meld with the hand; 0 everywhere else (and in variants without
+    manipulation).  Where the teacher takes a table card, its entry is 1 (it takes by that test)."""
+    from kalooki_sim.agents.observation import TAKES_SET
+
+    rules = load_rules(preset)
+    env = KalookiVecEnv(rules, 4, batch=32, lineup=["learner", "sharp-k40", "sharp", "sharp-k40"], seed=8, rotate=True)
+    obs, mask, info = env.reset()
+    o_takes, n_takes = SECTIONS["takes"]
+    ones = takes = 0
+    for _ in range(400):
+        A = env.la.state.arrays()
+        gs, hands, minfo, mcards = A.gs, A.hands, A.minfo, A.mcards
+        a = env.compiled_actions("sharp-k40")
+        for b in range(env.batch):
+            seat = int(gs[b, L.G_TO_ACT])
+            want = np.zeros(n_takes, dtype=np.float32)
+            if rules.table_manipulation and gs[b, L.G_PHASE] == L.PH_PLAY and seat == gs[b, L.G_ACTIVE]:
+                for m in range(int(gs[b, L.G_N_MELDS])):
+                    kind, ln = minfo[b, m, L.MI_KIND], minfo[b, m, L.MI_LEN]
+                    if kind == L.MK_RUN:
+                        for side, q in enumerate((minfo[b, m, L.MI_HI], minfo[b, m, L.MI_LO])):
+                            c = int(mcards[b, m, q])
+                            if c != L.JOKER and _py_joins_new_meld(hands[b, seat], rules, c):
+                                want[m * 2 + side] = 1
+                    elif kind == L.MK_SET and ln == 4:
+                        for q in range(4):
+                            c = int(mcards[b, m, q])
+                            if c != L.JOKER and _py_joins_new_meld(hands[b, seat], rules, c):
+                                want[TAKES_SET + m * 4 + c // 13] = 1
+            np.testing.assert_array_equal(obs[b, o_takes:o_takes + n_takes], want, err_msg=f"{preset} row {b}")
+            ones += int(want.sum())
+            if L.A_TAKE_END <= a[b] < L.A_SPLIT or L.A_SETTAKE <= a[b] < L.A_UPSWAP:
+                takes += 1
+                slot = a[b] - L.A_TAKE_END if a[b] < L.A_SPLIT else TAKES_SET + a[b] - L.A_SETTAKE
+                assert want[slot] == 1
+        obs, mask, rew, done, info = env.step(a)
+    if rules.table_manipulation:
+        assert ones > 50 and takes > 5
+    else:
+        assert ones == 0
+
+
 @pytest.mark.parametrize("kw,msg", [
     (dict(episode_games=[]), "episode_games must be a non-empty 1-D array"),
     (dict(episode_games=[[1, 2]]), "episode_games must be a non-empty 1-D array"),

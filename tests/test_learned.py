@@ -16,7 +16,7 @@ from kalooki_sim.agents.learned import (  # noqa: E402
     save_checkpoint,
 )
 from kalooki_sim.agents.observation import OBS_WIDTHS  # noqa: E402
-from kalooki_sim.engine.layout import A_DISCARD, A_TACK  # noqa: E402
+from kalooki_sim.engine.layout import A_DISCARD, A_SETTAKE, A_SPLIT, A_TACK, A_TAKE_END, A_UPSWAP  # noqa: E402
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, OBS_VERSION, KalookiVecEnv  # noqa: E402
 
 
@@ -126,6 +126,8 @@ def test_acting_scores_are_the_reference_logits(seed):
             want = net.legal_logits(torch.tensor(o[choice]), torch.from_numpy(local), torch.from_numpy(acts))
         assert ((acts >= A_DISCARD) & (acts < A_TACK)).any()
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
+    takes = ((acts >= A_TAKE_END) & (acts < A_SPLIT)) | ((acts >= A_SETTAKE) & (acts < A_UPSWAP))
+    assert takes.sum() > 10                 # the take term was scored (the random rows)
 
 
 def test_acting_follows_weights_changed_in_place():
@@ -181,6 +183,26 @@ def test_checkpoint_round_trip_and_refusals(tmp_path, monkeypatch):
     with pytest.raises(CheckpointMismatch,
                        match=rf"observation version {OBS_VERSION} .* reads versions \[{OBS_VERSION + 1}\]"):
         load_checkpoint(path, rules)
+
+
+def test_a_format_2_checkpoint_plays_as_trained_with_a_zero_take_term(tmp_path):
+    """A checkpoint written before the take term (format 2: no ``take`` tensors) loads with that
+    term zero, so its logits are those of its own weights whatever the takes section holds."""
+    rules = load_rules("k40")
+    net = _net(6)
+    path = save_checkpoint(tmp_path / "f3.pt", net, rules)
+    blob = torch.load(path, weights_only=True)
+    blob["format"] = 2
+    blob["state_dict"] = {k: v for k, v in blob["state_dict"].items() if not k.startswith("take.")}
+    torch.save(blob, tmp_path / "f2.pt")
+    old, _ = load_checkpoint(tmp_path / "f2.pt", rules)
+    assert not old.take.weight.any() and not old.take.bias.any()
+    with torch.no_grad():
+        net.take.weight.zero_(), net.take.bias.zero_()
+    obs = torch.rand((8, OBS_DIM))
+    mask = torch.ones((8, N_ACTIONS), dtype=torch.bool)
+    for x, y in zip(old(obs, mask), net(obs, mask)):
+        torch.testing.assert_close(x, y)
 
 
 def test_a_network_of_an_earlier_layout_reads_its_prefix(tmp_path):

@@ -26,7 +26,12 @@ Two structured terms are added to that head, because a plain MLP cloned from gre
   the king of spades, instead of 53 separate rows learned from raw counts;
 * **a family bias**: one logit per kind of action (pass, call, draw, lay, discard, tack, each
   manipulation, ...) from the trunk, shared by every id of the kind, so a rare tack or joker move
-  is preferred or not as its kind is, before its own row has learned anything.
+  is preferred or not as its kind is, before its own row has learned anything;
+* **a take term** (format 3, observation version 5): the logit of taking a table card (a run's
+  end card, a natural of a four-card set) gains ``k(z) * x_a``, ``x_a`` the observation's
+  ``takes`` entry of that action (1 when the card would join a new meld with the hand) and
+  ``k(z)`` one coefficient per kind of take from the trunk.  The relation between a table meld
+  and the hand is what the plain head did not learn (docs/learned-agents.md).
 
 **Checkpoints** carry what makes a network meaningful: the rules digest (``Rules.digest``: a
 policy learned on one variant is not a policy for another), the observation version
@@ -43,7 +48,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from kalooki_sim.agents.observation import N_CF, OBS_DIM, OBS_VERSION, OBS_WIDTHS, SECTIONS
+from kalooki_sim.agents.observation import N_CF, OBS_DIM, OBS_VERSION, OBS_WIDTHS, SECTIONS, TAKES_SET
 from kalooki_sim.core.lanes import run_lanes
 from kalooki_sim.engine import layout as L
 from kalooki_sim.engine.layout import N_ACTIONS
@@ -54,7 +59,8 @@ from .sparse import fold_shared, sparse_affine
 __all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
            "CheckpointMismatch", "CHECKPOINT_FORMAT"]
 
-CHECKPOINT_FORMAT = 2          # 2: the discard scorer and the family bias
+CHECKPOINT_FORMAT = 3          # 2: the discard scorer and the family bias; 3: the take term
+_FORMATS_READ = (2, 3)         # format 2 is read with a zero take term (it plays as it was trained)
 
 
 # the first id of each kind of action (``engine.layout``'s blocks: the single actions, then the
@@ -75,6 +81,9 @@ def _action_families() -> torch.Tensor:
     return fam
 
 _CARDS_AT, _CARDS_LEN = SECTIONS["cards"]
+_TAKES_AT, _TAKES_LEN = SECTIONS["takes"]
+# the take term's kinds: (first action id, entries, where its entries start in the takes section)
+_TAKE_KINDS = ((L.A_TAKE_END, TAKES_SET, 0), (L.A_SETTAKE, _TAKES_LEN - TAKES_SET, TAKES_SET))
 # the engine's action count before the low-end joker lay-off was added (checkpoints of that engine
 # are read with their head padded, ``load_checkpoint``)
 _N_ACTIONS_BEFORE_LOW_JOKER = L.A_TACK_LOW
@@ -109,7 +118,13 @@ class PolicyValueNet(nn.Module):
         self.context = nn.Linear(d, self.card_context)
         self.card = nn.Sequential(nn.Linear(N_CF + self.card_context, self.card_hidden), nn.ReLU(),
                                   nn.Linear(self.card_hidden, 1))
+        self.take = nn.Linear(d, len(_TAKE_KINDS))
         self.register_buffer("families", _action_families(), persistent=False)
+
+    @property
+    def reads_takes(self) -> bool:
+        """Does the network's input include the takes section (observation version 5 on)?"""
+        return self.obs_dim >= _TAKES_AT + _TAKES_LEN
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor):
         """``(logits, value)``: logits of illegal actions at the lowest float, so the softmax gives
@@ -122,6 +137,14 @@ class PolicyValueNet(nn.Module):
         score = self.card(torch.cat([cards, ctx], dim=2)).squeeze(-1)
         logits = torch.cat([logits[:, :L.A_DISCARD], logits[:, L.A_DISCARD:L.A_TACK] + score, logits[:, L.A_TACK:]],
                            dim=1)
+        if self.reads_takes:
+            k = self.take(z)
+            parts, at = [], 0
+            for i, (a0, n, x0) in enumerate(_TAKE_KINDS):
+                x = obs[:, _TAKES_AT + x0:_TAKES_AT + x0 + n]
+                parts += [logits[:, at:a0], logits[:, a0:a0 + n] + k[:, i:i + 1] * x]
+                at = a0 + n
+            logits = torch.cat(parts + [logits[:, at:]], dim=1)
         logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
         return logits, self.v(obs).squeeze(-1)
 
@@ -142,6 +165,14 @@ class PolicyValueNet(nn.Module):
             ctx = self.context(z[r])
             out = out.clone()
             out[disc] += self.card(torch.cat([cards, ctx], dim=1)).squeeze(-1)
+        if self.reads_takes:
+            for i, (a0, n, x0) in enumerate(_TAKE_KINDS):
+                hit = (actions >= a0) & (actions < a0 + n)
+                if bool(hit.any()):
+                    r = rows[hit]
+                    x = obs[r, _TAKES_AT + x0 + actions[hit] - a0]
+                    out = out.clone()
+                    out[hit] += self.take(z[r])[:, i] * x
         return out
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor):
@@ -155,8 +186,8 @@ class _ActingWeights(NamedTuple):
     first_b: np.ndarray
     pi_w: np.ndarray            # the policy head (N_ACTIONS x hidden) and its bias
     pi_b: np.ndarray
-    head: torch.Tensor          # per row from z: the family bias and the discard scorer's first layer
-    head_b: torch.Tensor        #   at the row's context (composed: card[0]'s context part @ context)
+    head: torch.Tensor          # per row from z: the family bias, the discard scorer's first layer
+    head_b: torch.Tensor        #   at the row's context (composed: card[0]'s context part @ context), the take term
     families: np.ndarray
     card_w: np.ndarray          # the discard scorer's first layer, its card-feature part
     out_w: np.ndarray           # and its second layer
@@ -184,8 +215,9 @@ class LearnedPolicy:
             f32 = lambda t: np.ascontiguousarray(t.detach().numpy(), dtype=np.float32)
             card0, card1 = net.card[0], net.card[2]
             w_ctx = card0.weight[:, N_CF:]
-            head = torch.cat([net.family.weight, w_ctx @ net.context.weight]).detach().contiguous()
-            head_b = torch.cat([net.family.bias, w_ctx @ net.context.bias + card0.bias]).detach().contiguous()
+            head = torch.cat([net.family.weight, w_ctx @ net.context.weight, net.take.weight]).detach().contiguous()
+            head_b = torch.cat([net.family.bias, w_ctx @ net.context.bias + card0.bias,
+                                net.take.bias]).detach().contiguous()
             self._w = _ActingWeights(f32(net.trunk[0].weight.T), f32(net.trunk[0].bias), f32(net.pi.weight),
                                      f32(net.pi.bias), head, head_b, net.families.numpy().astype(np.int64),
                                      f32(card0.weight[:, :N_CF]), f32(card1.weight[0]), float(card1.bias[0]))
@@ -213,7 +245,8 @@ class LearnedPolicy:
         head = torch.nn.functional.linear(z, w.head, w.head_b).numpy()
         out = np.empty(rows.size, dtype=np.float32)
         scores.legal_scores(z.numpy(), rows, actions, w.pi_w, w.pi_b, head, N_FAMILIES, w.families, obs, choice,
-                            _CARDS_AT, N_CF, w.card_w, w.out_w, w.out_b, out)
+                            _CARDS_AT, N_CF, w.card_w, w.out_w, w.out_b, _TAKES_AT if self.net.reads_takes else -1,
+                            TAKES_SET, out)
         return out
 
     @torch.no_grad()
@@ -277,6 +310,7 @@ def export_policy(src, dest, rules) -> Path:
     results are quoted."""
     net, meta = load_checkpoint(src, rules)
     blob = {k: v for k, v in meta.items()}
+    blob["format"] = CHECKPOINT_FORMAT          # the network as loaded (a format-2 file gains its zero take term)
     blob["state_dict"] = {k: v.half() for k, v in net.state_dict().items() if not k.startswith("v.")}
     blob["policy_only"] = True
     blob["extra"] = dict(meta.get("extra") or {}, exported_from=str(src))
@@ -293,9 +327,9 @@ def load_checkpoint(path, rules) -> tuple[PolicyValueNet, dict]:
     other rules or another observation layout."""
     path = Path(path)
     blob = torch.load(path, map_location="cpu", weights_only=True)
-    if blob.get("format") != CHECKPOINT_FORMAT:
+    if blob.get("format") not in _FORMATS_READ:
         raise CheckpointMismatch(f"{path}: checkpoint format {blob.get('format')!r}, this build reads "
-                                 f"format {CHECKPOINT_FORMAT}")
+                                 f"formats {list(_FORMATS_READ)}")
     if blob["rules_digest"] != rules.digest():
         raise CheckpointMismatch(
             f"{path} was trained on rules {blob['rules_name']!r} (digest {blob['rules_digest']}), not on "
@@ -311,6 +345,8 @@ def load_checkpoint(path, rules) -> tuple[PolicyValueNet, dict]:
                                  f"actions: retrain for this engine")
     net = PolicyValueNet(blob["obs_dim"], N_ACTIONS, blob["hidden"], blob["card_hidden"], blob["card_context"])
     state = {k: v.float() for k, v in blob["state_dict"].items()}
+    if blob["format"] == 2:             # before the take term: zero, so it plays as it was trained
+        state["take.weight"], state["take.bias"] = torch.zeros_like(net.take.weight), torch.zeros_like(net.take.bias)
     if blob["n_actions"] != N_ACTIONS:
         # trained before the low-end joker lay-off (``A_TACK_LOW``) existed: those ids get no weight
         # and a bias that keeps them out of its choices (the plain lay-off of the same joker is
