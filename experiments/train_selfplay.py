@@ -114,7 +114,8 @@ class Args:
     bc_decisions: int = 200_000
     bc_epochs: int = 3
     bc_lr: float = 1e-3
-    gain_temperature: float = 0.0       # searched decisions: fit softmax(gain / T) over the search's candidates (0: its choice)
+    gain_temperature: float = 0.0       # searched decisions: fit softmax((gain - c * se) / T) over the search's candidates
+    gain_confidence: float = 1.0        #   (0: its choice); c: standard errors a gain is discounted by
     call_weight: float = 1.0            # the weight of a decision where a call is legal (the call windows) in the fit
     dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
     warmup_teacher: str = ""            # round 0 clones this (cheap) strategy instead; the rounds after, --bc-teacher
@@ -215,7 +216,7 @@ def _data_config(args: Args) -> dict:
     """What the expert data depend on: a resumed run refuses to mix data of other settings."""
     keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "warmup_teacher",
             "warmup_decisions", "shard_episodes", "hidden", "bc_epochs", "bc_lr", "minibatch", "gain_temperature",
-            "call_weight")
+            "gain_confidence", "call_weight")
     return {k: getattr(args, k) for k in keys}
 
 
@@ -268,20 +269,24 @@ def _agreement(net, data, idx, chunk=4096) -> float:
     return same / max(1, idx.size)
 
 
-def bc_loss(logits, label, searched, temperature: float, weight=None):
+def bc_loss(logits, label, searched, temperature: float, confidence: float = 1.0, weight=None):
     """The cloning loss of a minibatch: cross-entropy of the masked ``logits`` against the teacher's
     choice ``label``, except at the decisions the search compared candidates (``searched`` =
     ``Decisions.searched``'s ``(row, candidate, gain, se)``) when ``temperature`` > 0: there the
-    target is ``softmax(gain / temperature)`` over its candidates.  A single choice per state
-    carries the noise of a close call (a candidate one standard error ahead over 64 worlds is often
-    not better); the gains say how far apart the candidates were, so states where the search was
-    sure weigh more than those it split by luck.  ``weight`` per row (default 1): the loss is the
-    weighted mean."""
+    target is ``softmax((gain - confidence * se) / temperature)`` over its candidates (the base's
+    action has gain and error 0).  A single choice per state carries the noise of a close call;
+    the gains say how far apart the candidates were, so states where the search was sure weigh
+    more than those it split by luck.  Each gain is discounted by ``confidence`` standard errors
+    as the search's own rule does (``agents.search``): following the rollouts' mean gains plays
+    worse than the base (docs/search.md), and a target at the plain gains taught a network to
+    play 13 points below its teacher (docs/learned-agents.md).  As the temperature goes to 0 the
+    target is the search's own choice.  ``weight`` per row (default 1): the loss is the weighted
+    mean."""
     logp = torch.log_softmax(logits, dim=1)
     loss = -logp.gather(1, label[:, None]).squeeze(1)
     if temperature > 0 and searched[0].numel():
-        row, cand, gain, _ = searched
-        z = gain / temperature
+        row, cand, gain, se = searched
+        z = (gain - confidence * se) / temperature
         top = torch.full((logits.shape[0],), -torch.inf, dtype=z.dtype).scatter_reduce(0, row, z, "amax")
         e = torch.exp(z - top[row])
         p = e / torch.zeros_like(top).index_add(0, row, e)[row]
@@ -308,7 +313,7 @@ def _fit(net, opt, data, args, gen, desc="fit"):
             searched = tuple(torch.as_tensor(x) for x in data.searched(idx))
             weight = None if args.call_weight == 1.0 else 1.0 + (args.call_weight - 1.0) * m[:, A_CALL].float()
             logits, _ = net(o, m)
-            loss = bc_loss(logits, y, searched, args.gain_temperature, weight)
+            loss = bc_loss(logits, y, searched, args.gain_temperature, args.gain_confidence, weight)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -341,7 +346,12 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
     for r in range(args.dagger_rounds + 1):
         policy, state = rounds / f"round_{r:02d}.pt", rounds / f"round_{r:02d}.train.pt"
         if state.exists():                      # this round was fitted before an interruption
-            net.load_state_dict(load_checkpoint(policy, rules)[0].state_dict())
+            fitted = load_checkpoint(policy, rules)[0]
+            if fitted.obs_dim != net.obs_dim:
+                raise ValueError(f"{policy}: a network of {fitted.obs_dim} inputs (an earlier observation version), "
+                                 f"this build's have {net.obs_dim}: fit it again (delete {policy.name} and "
+                                 f"{state.name}; the data are kept) or start a new --out")
+            net.load_state_dict(fitted.state_dict())
             st = torch.load(state, weights_only=True)
             opt.load_state_dict(st["optimizer"])
             metrics = st["metrics"]

@@ -152,8 +152,10 @@ def test_warmup_then_dagger_rounds_resume_by_round_and_shard(tmp_path):
 
 def test_bc_loss_is_cross_entropy_or_the_softmax_of_the_searchs_gains():
     """Unsearched rows (and every row at temperature 0): cross-entropy against the label; searched
-    rows at temperature T: cross-entropy against softmax(gain / T) over the candidates, computed
-    here by hand; a tiny T is the hard label of the best gain; weights make a weighted mean."""
+    rows at temperature T: cross-entropy against softmax((gain - c * se) / T) over the candidates,
+    computed here by hand; a tiny T is the hard label of the best discounted gain (with c = 1 the
+    search's own rule: here the base, as no gain is a standard error above zero); weights make a
+    weighted mean."""
     bc_loss = _module().bc_loss
     gen = torch.Generator().manual_seed(3)
     logits = torch.randn(3, 6, generator=gen)
@@ -167,7 +169,11 @@ def test_bc_loss_is_cross_entropy_or_the_softmax_of_the_searchs_gains():
     logp = torch.log_softmax(logits, 1)
     p = torch.softmax(torch.tensor([0.0, 0.02, -0.01]) / 0.01, 0)
     row1 = -(p * logp[1, [2, 0, 3]]).sum()
-    assert torch.allclose(bc_loss(logits, label, searched, 0.01), (ce[0] + row1 + ce[2]) / 3)
-    assert torch.allclose(bc_loss(logits, label, searched, 1e-6), (ce[0] - logp[1, 0] + ce[2]) / 3)
+    assert torch.allclose(bc_loss(logits, label, searched, 0.01, 0.0), (ce[0] + row1 + ce[2]) / 3)
+    p = torch.softmax(torch.tensor([0.0, 0.02 - 1.5 * 0.01, -0.01 - 1.5 * 0.01]) / 0.01, 0)
+    row1c = -(p * logp[1, [2, 0, 3]]).sum()
+    assert torch.allclose(bc_loss(logits, label, searched, 0.01, 1.5), (ce[0] + row1c + ce[2]) / 3)
+    assert torch.allclose(bc_loss(logits, label, searched, 1e-6, 0.0), (ce[0] - logp[1, 0] + ce[2]) / 3)
+    assert torch.allclose(bc_loss(logits, label, searched, 1e-6, 2.5), (ce[0] - logp[1, 2] + ce[2]) / 3)
     w = torch.tensor([1.0, 10.0, 1.0])
-    assert torch.allclose(bc_loss(logits, label, searched, 0.01, w), (ce[0] + 10 * row1 + ce[2]) / 12)
+    assert torch.allclose(bc_loss(logits, label, searched, 0.01, 0.0, w), (ce[0] + 10 * row1 + ce[2]) / 12)
