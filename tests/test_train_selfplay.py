@@ -129,7 +129,7 @@ def test_warmup_then_dagger_rounds_resume_by_round_and_shard(tmp_path):
     mod = _module()
     rules = load_rules("caribbean")
     argv = lambda out, *x: _argv(out, "--warmup-teacher", "greedy", "--bc-teacher", "sharp", "--shard-episodes", "1",
-                                 "--call-weight", "5",
+                                 "--call-weight", "5", "--bc-decisions", "150",
                                  "--total-decisions", "0", "--eval-every", "0", *x)
     whole = tmp_path / "whole"
     assert mod.main(argv(whole)) == 0
