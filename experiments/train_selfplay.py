@@ -284,7 +284,7 @@ def bc_loss(logits, label, searched, temperature: float, confidence: float = 1.0
     mean."""
     logp = torch.log_softmax(logits, dim=1)
     loss = -logp.gather(1, label[:, None]).squeeze(1)
-    if temperature > 0 and searched[0].numel():
+    if temperature > 0 and searched is not None and searched[0].numel():
         row, cand, gain, se = searched
         z = (gain - confidence * se) / temperature
         top = torch.full((logits.shape[0],), -torch.inf, dtype=z.dtype).scatter_reduce(0, row, z, "amax")
@@ -310,7 +310,8 @@ def _fit(net, opt, data, args, gen, desc="fit"):
         for i in range(0, len(order), args.minibatch):
             idx = np.sort(order[i:i + args.minibatch])
             o, m, y = (torch.as_tensor(x) for x in data.batch(idx, OBS_DIM, N_ACTIONS))
-            searched = tuple(torch.as_tensor(x) for x in data.searched(idx))
+            # the search's comparisons are read only when the loss uses them
+            searched = tuple(torch.as_tensor(x) for x in data.searched(idx)) if args.gain_temperature > 0 else None
             weight = None if args.call_weight == 1.0 else 1.0 + (args.call_weight - 1.0) * m[:, A_CALL].float()
             logits, _ = net(o, m)
             loss = bc_loss(logits, y, searched, args.gain_temperature, args.gain_confidence, weight)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .env import LEARNER, KalookiVecEnv
 
-__all__ = ["play_policies", "play_schedule", "policy_actions"]
+__all__ = ["checked_actions", "play_policies", "play_schedule", "policy_actions"]
 
 
 def _rows_of(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -47,6 +47,14 @@ def policy_actions(policy, obs, legal, rng, engine=None, rows=None) -> np.ndarra
             a = np.asarray(policy.act(obs, legal, rng))
     except Exception as e:
         raise ValueError(f"policy {name}: act() failed ({type(e).__name__}: {e})") from e
+    return checked_actions(name, a, legal)
+
+
+def checked_actions(name: str, a, legal) -> np.ndarray:
+    """``a`` as int64 actions, one per row of ``legal`` and each legal there, or a ``ValueError``
+    naming the policy ``name`` and the first bad row (``policy_actions``' check, for callers that
+    obtained the actions another way)."""
+    a = np.asarray(a)
     if a.shape != (len(legal),):
         raise ValueError(f"policy {name}: act() must return one action per row, shape ({len(legal)},), "
                          f"got shape {a.shape}")

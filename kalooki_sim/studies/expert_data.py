@@ -74,6 +74,7 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
     generator seeded by ``(seed, round_, shard)``)."""
     from kalooki_sim import load_rules
     from kalooki_sim.runtime.env import KalookiVecEnv
+    from kalooki_sim.runtime.policy_play import checked_actions
     from kalooki_sim.runtime.strategies import learned_policy, load_strategy
 
     rules = load_rules(variant)
@@ -104,7 +105,8 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
             label = labels(env, gen, live)
         else:
             found = searcher.search(env.la, env.rv, live)
-            label = _checked(teacher, env, live, found.actions)
+            label = np.zeros(env.batch, dtype=np.int64)
+            label[live] = checked_actions(teacher, found.actions, env.mask[live])
         choosing = env.n_legal[live] > 1
         keep = live[choosing]
         if keep.size:
@@ -145,19 +147,6 @@ def label_shard(variant, players: int, mode: str, opponents: tuple, teacher: str
                        **{k: flat[k].astype(np.int64) for k in ("label", "game_id", "seat")}})
     df["round"] = np.int32(round_)
     return {"decisions": df}
-
-
-def _checked(teacher, env, rows, actions) -> np.ndarray:
-    """The search's actions at ``rows`` as a full batch of labels, each checked legal (as
-    ``policy_play.policy_actions`` checks every policy's)."""
-    ok = (actions >= 0) & (actions < env.mask.shape[1])
-    ok[ok] = env.mask[rows[ok], actions[ok]]
-    if not ok.all():
-        r = int(rows[np.flatnonzero(~ok)[0]])
-        raise ValueError(f"teacher {teacher}: action {int(actions[~ok][0])} is not legal in row {r}")
-    label = np.zeros(env.batch, dtype=np.int64)
-    label[rows] = actions
-    return label
 
 
 def _lists(counts, values, dtype):
