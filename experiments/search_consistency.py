@@ -32,18 +32,6 @@ import numpy as np
 _KEY_STEP = 0x9E3779B97F4A7C15
 
 
-def action_kind(actions: np.ndarray) -> np.ndarray:
-    """A readable name of each action's kind (the table's rows)."""
-    from kalooki_sim.engine import layout as L
-
-    a = np.asarray(actions)
-    return np.select([a == L.A_PASS, a == L.A_CALL, a == L.A_ALLOW, a == L.A_DENY, a == L.A_DRAW_STOCK,
-                      a == L.A_DRAW_DISCARD, a == L.A_LAY, (a >= L.A_DISCARD) & (a < L.A_TACK),
-                      (a >= L.A_TACK) & (a < L.A_MOVE)],
-                     ["pass", "call", "allow", "deny", "draw stock", "take upcard", "lay down", "discard", "lay off"],
-                     "other")
-
-
 def search_again(env, searcher, rows: np.ndarray, repeats: int) -> np.ndarray:
     """The search's actions at ``rows`` on ``repeats`` other random streams (int64[repeats, rows]);
     the seats' keys and counters are left as they were."""
@@ -104,6 +92,8 @@ def summarise(decisions):
 
     repeats = [c for c in decisions.columns if c.startswith("repeat_")]
     out = []
+    from kalooki_sim.studies.expert_data import action_kind
+
     for kind, d in decisions.assign(kind=action_kind(decisions["base"].to_numpy())).groupby("kind"):
         departed = d["first"] != d["base"]
         again = d.loc[departed, repeats]

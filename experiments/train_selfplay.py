@@ -85,7 +85,7 @@ from kalooki_sim.engine.layout import A_CALL
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, KalookiVecEnv
 from kalooki_sim.runtime.policy_play import play_policies
 from kalooki_sim.studies.backends import backend_options
-from kalooki_sim.studies.expert_data import label_shard, read_decisions, shard_first_game
+from kalooki_sim.studies.expert_data import ACTION_KINDS, label_shard, read_decisions, shard_first_game
 from kalooki_sim.studies.records import RunDir
 from kalooki_sim.studies.runner import Task, run_tasks
 
@@ -117,6 +117,8 @@ class Args:
     gain_temperature: float = 0.0       # searched decisions: fit softmax((gain - c * se) / T) over the search's candidates
     gain_confidence: float = 1.0        #   (0: its choice); c: standard errors a gain is discounted by
     call_weight: float = 1.0            # the weight of a decision where a call is legal (the call windows) in the fit
+    base_labels: tuple[str, ...] = ()   # kinds of the base's action (studies.expert_data.ACTION_KINDS) where the
+                                        #   search's departures are not taught: the label is the base's action
     dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
     warmup_teacher: str = ""            # round 0 clones this (cheap) strategy instead; the rounds after, --bc-teacher
     warmup_decisions: int = 0           # round 0's decisions with --warmup-teacher (0: --bc-decisions)
@@ -160,7 +162,11 @@ def parse_args(argv=None) -> Args:
                             help="comma-separated")
         else:
             ap.add_argument(name, type=type(f.default), default=f.default)
-    return Args(**vars(ap.parse_args(argv)))
+    args = Args(**vars(ap.parse_args(argv)))
+    unknown = sorted(set(args.base_labels) - set(ACTION_KINDS))
+    if unknown:
+        ap.error(f"--base-labels: unknown kinds of action {unknown}; the kinds are {', '.join(ACTION_KINDS)}")
+    return args
 
 
 POOL = "pool"            # an opponent seat played by a past checkpoint (module docstring)
@@ -216,7 +222,7 @@ def _data_config(args: Args) -> dict:
     """What the expert data depend on: a resumed run refuses to mix data of other settings."""
     keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "warmup_teacher",
             "warmup_decisions", "shard_episodes", "hidden", "bc_epochs", "bc_lr", "minibatch", "gain_temperature",
-            "gain_confidence", "call_weight")
+            "gain_confidence", "call_weight", "base_labels")
     return {k: getattr(args, k) for k in keys}
 
 
@@ -362,7 +368,8 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
         teacher, _ = _round_teacher(args, r)
         _label_round(run, args, r, before, backend)
         data = read_decisions(run.path, [_round_table(k) for k in range(r + 1) if _round_teacher(args, k)[0] == teacher])
-        metrics = {"round": r, "teacher": teacher, "decisions": len(data)}
+        kept = data.keep_base_labels(args.base_labels) if args.base_labels else 0
+        metrics = {"round": r, "teacher": teacher, "decisions": len(data), "base_labels_kept": kept}
         if r > 0:
             metrics["agreement"] = _agreement(net, data, np.flatnonzero(data.round == r))
         metrics["bc_loss"], metrics["bc_accuracy"] = _fit(net, opt, data, args, np.random.default_rng([args.seed, r]),

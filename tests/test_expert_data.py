@@ -141,3 +141,25 @@ def test_search_teacher_and_network_learner_on_local_and_ray_give_the_same_rows(
     local.write_shard("again", 0, label_shard(*_tasks()[0].args)["decisions"])
     again = local.read_table("again")
     pd.testing.assert_frame_equal(again, rows[0].iloc[:len(again)].reset_index(drop=True))
+
+
+def test_action_kind_names_every_kind_and_keep_base_labels_reverts_only_those_kinds():
+    from kalooki_sim.engine import layout as L
+    from kalooki_sim.studies.expert_data import ACTION_KINDS, Decisions, action_kind
+
+    ids = [L.A_PASS, L.A_CALL, L.A_ALLOW, L.A_DENY, L.A_DRAW_STOCK, L.A_DRAW_DISCARD, L.A_LAY, L.A_DISCARD + 52,
+           L.A_TACK + 3, L.A_END_TURN]
+    assert list(action_kind(ids)) == list(ACTION_KINDS)
+    # four decisions: a call the search passed, a discard it changed, an unsearched one, a draw it kept
+    d7, d9 = L.A_DISCARD + 7, L.A_DISCARD + 9
+    cand = np.array([L.A_CALL, L.A_PASS, d7, d9, L.A_DRAW_STOCK, L.A_DRAW_DISCARD])
+    empty = np.zeros(5, dtype=np.int64)
+    data = Decisions(obs_ptr=empty, obs_index=empty[:0], obs_value=np.zeros(0, np.float32), legal_ptr=empty,
+                     legal=empty[:0], label=np.array([L.A_PASS, d9, d7, L.A_DRAW_STOCK]), round=np.ones(4, np.int32),
+                     cand_ptr=np.array([0, 2, 4, 4, 6]), candidates=cand, gain=np.zeros(6), gain_se=np.zeros(6))
+    assert data.keep_base_labels(("call",)) == 1
+    assert list(data.label) == [L.A_CALL, d9, d7, L.A_DRAW_STOCK]
+    assert data.keep_base_labels(("discard", "draw-stock")) == 1
+    assert list(data.label) == [L.A_CALL, d7, d7, L.A_DRAW_STOCK]
+    with pytest.raises(ValueError, match="unknown kinds of action \\['calls'\\]"):
+        data.keep_base_labels(("calls",))

@@ -32,13 +32,13 @@ def test_the_table_counts_departures_and_their_repeats():
         "repeat_2": [d9, d7, d7, d7, s, s, s],
     })
     t = _mod().summarise(decisions).set_index("base's action")
-    assert t.loc["discard", "decisions"] == 4 and t.loc["draw stock", "decisions"] == 3
+    assert t.loc["discard", "decisions"] == 4 and t.loc["draw-stock", "decisions"] == 3
     assert t.loc["discard", "departed"] == 0.5
     assert t.loc["discard", "repeated (same action)"] == 2 / 4       # d9 again in 2 of the 4 repeats
     assert t.loc["discard", "departs where the first did not"] == 1 / 4
-    assert t.loc["draw stock", "departed"] == 1 / 3
-    assert t.loc["draw stock", "repeated (same action)"] == 0.0
-    assert t.loc["draw stock", "departs where the first did not"] == 1 / 4
+    assert t.loc["draw-stock", "departed"] == 1 / 3
+    assert t.loc["draw-stock", "repeated (same action)"] == 0.0
+    assert t.loc["draw-stock", "departs where the first did not"] == 1 / 4
 
 
 def test_a_tiny_run_writes_its_files_and_restores_the_streams(tmp_path):

@@ -129,12 +129,13 @@ def test_warmup_then_dagger_rounds_resume_by_round_and_shard(tmp_path):
     mod = _module()
     rules = load_rules("caribbean")
     argv = lambda out, *x: _argv(out, "--warmup-teacher", "greedy", "--bc-teacher", "sharp", "--shard-episodes", "1",
-                                 "--call-weight", "5", "--bc-decisions", "150",
+                                 "--call-weight", "5", "--base-labels", "call,draw-stock", "--bc-decisions", "150",
                                  "--total-decisions", "0", "--eval-every", "0", *x)
     whole = tmp_path / "whole"
     assert mod.main(argv(whole)) == 0
     rounds = [json.loads(line) for line in (whole / "expert" / "rounds.jsonl").read_text().splitlines()]
     assert [(r["round"], r["teacher"]) for r in rounds] == [(0, "greedy"), (1, "sharp")]
+    assert rounds[1]["base_labels_kept"] == 0            # a strategy teacher compares no candidates
     r1 = sorted((whole / "expert_data" / "decisions" / "round_01").glob("shard-*.parquet"))
     assert len(r1) >= 2 and rounds[1]["decisions"] == sum(len(pd.read_parquet(f)) for f in r1)
     kept = {f.name: f.stat().st_mtime_ns for f in r1}
@@ -177,3 +178,10 @@ def test_bc_loss_is_cross_entropy_or_the_softmax_of_the_searchs_gains():
     assert torch.allclose(bc_loss(logits, label, searched, 1e-6, 2.5), (ce[0] - logp[1, 2] + ce[2]) / 3)
     w = torch.tensor([1.0, 10.0, 1.0])
     assert torch.allclose(bc_loss(logits, label, searched, 0.01, 0.0, w), (ce[0] + 10 * row1 + ce[2]) / 12)
+
+
+def test_base_labels_are_kinds_of_action():
+    mod = _module()
+    assert mod.parse_args(["--base-labels", "call,draw-stock"]).base_labels == ("call", "draw-stock")
+    with pytest.raises(SystemExit):
+        mod.parse_args(["--base-labels", "calls"])

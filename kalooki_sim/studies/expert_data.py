@@ -159,6 +159,21 @@ def _lists(counts, values, dtype):
     return arr.to_numpy(zero_copy_only=False)
 
 
+# the kinds of action ``action_kind`` names (the engine's action texts, one word each)
+ACTION_KINDS = ("pass", "call", "allow", "deny", "draw-stock", "draw-discard", "lay-down", "discard", "tack", "other")
+
+
+def action_kind(actions) -> np.ndarray:
+    """The kind of each action id (``ACTION_KINDS``): the search's departures are told apart by it
+    (``experiments/search_consistency.py``, ``Decisions.keep_base_labels``)."""
+    from kalooki_sim.engine import layout as L
+
+    a = np.asarray(actions)
+    return np.select([a == L.A_PASS, a == L.A_CALL, a == L.A_ALLOW, a == L.A_DENY, a == L.A_DRAW_STOCK,
+                      a == L.A_DRAW_DISCARD, a == L.A_LAY, (a >= L.A_DISCARD) & (a < L.A_TACK),
+                      (a >= L.A_TACK) & (a < L.A_MOVE)], list(ACTION_KINDS[:-1]), ACTION_KINDS[-1])
+
+
 @dataclass
 class Decisions:
     """Labelled decisions in compressed rows: observation ``k``'s non-zero entries are
@@ -194,6 +209,23 @@ class Decisions:
             at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(n.sum())
             out[rows, cols[at]] = True if vals is None else vals[at]
         return obs, mask, self.label[idx]
+
+    def keep_base_labels(self, kinds) -> int:
+        """At the decisions the search compared candidates where its base's action is of one of
+        ``kinds`` (``ACTION_KINDS``), make the label the base's action: the search's departures
+        there are not taught.  Returns how many labels changed.  The Caribbean search's passes
+        where its base calls repeat on other random streams yet cost a network that learns them 8
+        points (docs/learned-agents.md)."""
+        unknown = sorted(set(kinds) - set(ACTION_KINDS))
+        if unknown:
+            raise ValueError(f"unknown kinds of action {unknown}; the kinds are {', '.join(ACTION_KINDS)}")
+        rows = np.flatnonzero(np.diff(self.cand_ptr) > 0)
+        base = self.candidates[self.cand_ptr[rows]]
+        keep = np.isin(action_kind(base), list(kinds))
+        rows, base = rows[keep], base[keep]
+        changed = int((self.label[rows] != base).sum())
+        self.label[rows] = base
+        return changed
 
     def searched(self, idx: np.ndarray):
         """The search's comparisons at the decisions ``idx``, flat: ``(row, candidate, gain, se)``,
