@@ -60,10 +60,7 @@ def collect(variant: str, mode: str, search: str, opponents: tuple, games: int, 
     from kalooki_sim.runtime.strategies import learned_policy, load_strategy
 
     rules = load_rules(variant)
-    strategy = load_strategy(search)
-    if not strategy.driven:
-        raise SystemExit(f"--search {search}: not a search strategy (agent {strategy.agent!r})")
-    searcher = learned_policy(strategy, rules)
+    searcher = learned_policy(load_strategy(search), rules)
     episode = "match" if mode == "matches" else "hand"
     env = KalookiVecEnv(rules, 1 + len(opponents), batch=games, lineup=["learner", *opponents], rotate=True, seed=seed,
                         episode_games=np.arange(games, dtype=np.int64), episode=episode, reward=episode)
@@ -108,6 +105,7 @@ def summarise(decisions):
 
 def main(argv=None) -> int:
     from kalooki_sim.analysis.stats import markdown_table
+    from kalooki_sim.runtime.strategies import StrategyError, load_strategy
     from kalooki_sim.studies.records import git_state, package_versions
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -125,6 +123,12 @@ def main(argv=None) -> int:
     for name in ("games", "steps", "repeats"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    try:
+        strategy = load_strategy(args.search)
+    except StrategyError as e:
+        ap.error(f"--search: {e}")
+    if not strategy.driven:
+        ap.error(f"--search {args.search}: not a search strategy (its agent is {strategy.agent!r})")
     opponents = tuple(x.strip() for x in args.opponents.split(",") if x.strip())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from kalooki_sim.engine import layout as L
 
@@ -74,3 +75,10 @@ def test_searching_again_leaves_keys_and_counters_and_repeats_itself():
     assert np.array_equal(env.la.keys, keys) and np.array_equal(env.la.ctrs, ctrs)
     assert np.array_equal(mod.search_again(env, searcher, rows, 2), first)
     assert np.all(env.mask[rows[None, :].repeat(2, 0), first])
+
+
+def test_a_search_that_is_not_one_is_refused_by_name(tmp_path, capsys):
+    for name, says in (("greedy", "not a search strategy"), ("no-such-agent", "--search")):
+        with pytest.raises(SystemExit):
+            _mod().main(["--search", name, "--out", str(tmp_path / "x"), "--quiet"])
+        assert says in capsys.readouterr().err
