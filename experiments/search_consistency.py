@@ -47,20 +47,20 @@ def search_again(env, searcher, rows: np.ndarray, repeats: int) -> np.ndarray:
     return out
 
 
-def collect(variant: str, mode: str, search: str, opponents: tuple, games: int, steps: int, repeats: int,
+def collect(variant: str, mode: str, search, opponents: tuple, games: int, steps: int, repeats: int,
             seed: int, progress: bool = True):
-    """One row per decision the search compared candidates at: the base's action, the search's
-    choice and its choices on the other streams."""
+    """One row per decision the search (a ``runtime.strategies.Strategy``) compared candidates at:
+    the base's action, the search's choice and its choices on the other streams."""
     import pandas as pd
     from tqdm import tqdm
 
     from kalooki_sim import load_rules
     from kalooki_sim.runtime.env import KalookiVecEnv
     from kalooki_sim.runtime.policy_play import checked_actions
-    from kalooki_sim.runtime.strategies import learned_policy, load_strategy
+    from kalooki_sim.runtime.strategies import learned_policy
 
     rules = load_rules(variant)
-    searcher = learned_policy(load_strategy(search), rules)
+    searcher = learned_policy(search, rules)
     episode = "match" if mode == "matches" else "hand"
     env = KalookiVecEnv(rules, 1 + len(opponents), batch=games, lineup=["learner", *opponents], rotate=True, seed=seed,
                         episode_games=np.arange(games, dtype=np.int64), episode=episode, reward=episode)
@@ -77,7 +77,7 @@ def collect(variant: str, mode: str, search: str, opponents: tuple, games: int, 
             rows.append(pd.DataFrame({"base": found.candidates[compared, 0], "first": found.actions[compared],
                                       **{f"repeat_{k + 1}": again[k] for k in range(repeats)}}))
         play = np.zeros(env.batch, dtype=np.int64)
-        play[live] = checked_actions(search, found.actions, env.mask[live])
+        play[live] = checked_actions(search.name, found.actions, env.mask[live])
         env.step(play)
     cols = ["base", "first", *(f"repeat_{k + 1}" for k in range(repeats))]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols, dtype=np.int64)
@@ -87,10 +87,10 @@ def summarise(decisions):
     """The table by the kind of the base's action: departures, and how often they repeat."""
     import pandas as pd
 
-    repeats = [c for c in decisions.columns if c.startswith("repeat_")]
-    out = []
     from kalooki_sim.studies.expert_data import action_kind
 
+    repeats = [c for c in decisions.columns if c.startswith("repeat_")]
+    out = []
     for kind, d in decisions.assign(kind=action_kind(decisions["base"].to_numpy())).groupby("kind"):
         departed = d["first"] != d["base"]
         again = d.loc[departed, repeats]
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "meta.json").write_text(json.dumps({"args": vars(args), "seed": args.seed, "git": git_state(),
                                                "versions": package_versions()}, indent=2, default=str) + "\n")
-    decisions = collect(args.variant, args.mode, args.search, opponents, args.games, args.steps, args.repeats,
+    decisions = collect(args.variant, args.mode, strategy, opponents, args.games, args.steps, args.repeats,
                         args.seed, progress=not args.quiet)
     decisions.to_csv(out / "consistency.csv", index=False)
     table = summarise(decisions)

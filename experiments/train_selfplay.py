@@ -85,7 +85,7 @@ from kalooki_sim.engine.layout import A_CALL
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, KalookiVecEnv
 from kalooki_sim.runtime.policy_play import play_policies
 from kalooki_sim.studies.backends import backend_options
-from kalooki_sim.studies.expert_data import ACTION_KINDS, label_shard, read_decisions, shard_first_game
+from kalooki_sim.studies.expert_data import check_action_kinds, label_shard, read_decisions, shard_first_game
 from kalooki_sim.studies.records import RunDir
 from kalooki_sim.studies.runner import Task, run_tasks
 
@@ -163,9 +163,10 @@ def parse_args(argv=None) -> Args:
         else:
             ap.add_argument(name, type=type(f.default), default=f.default)
     args = Args(**vars(ap.parse_args(argv)))
-    unknown = sorted(set(args.base_labels) - set(ACTION_KINDS))
-    if unknown:
-        ap.error(f"--base-labels: unknown kinds of action {unknown}; the kinds are {', '.join(ACTION_KINDS)}")
+    try:
+        check_action_kinds(args.base_labels)
+    except ValueError as e:
+        ap.error(f"--base-labels: {e}")
     return args
 
 

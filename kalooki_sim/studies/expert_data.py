@@ -174,6 +174,13 @@ def action_kind(actions) -> np.ndarray:
                       (a >= L.A_TACK) & (a < L.A_MOVE)], list(ACTION_KINDS[:-1]), ACTION_KINDS[-1])
 
 
+def check_action_kinds(kinds) -> None:
+    """``ValueError`` naming the kinds in ``kinds`` that are not ``ACTION_KINDS``."""
+    unknown = sorted(set(kinds) - set(ACTION_KINDS))
+    if unknown:
+        raise ValueError(f"unknown kinds of action {unknown}; the kinds are {', '.join(ACTION_KINDS)}")
+
+
 @dataclass
 class Decisions:
     """Labelled decisions in compressed rows: observation ``k``'s non-zero entries are
@@ -216,9 +223,7 @@ class Decisions:
         there are not taught.  Returns how many labels changed.  The Caribbean search's passes
         where its base calls repeat on other random streams yet cost a network that learns them 8
         points (docs/learned-agents.md)."""
-        unknown = sorted(set(kinds) - set(ACTION_KINDS))
-        if unknown:
-            raise ValueError(f"unknown kinds of action {unknown}; the kinds are {', '.join(ACTION_KINDS)}")
+        check_action_kinds(kinds)
         rows = np.flatnonzero(np.diff(self.cand_ptr) > 0)
         base = self.candidates[self.cand_ptr[rows]]
         keep = np.isin(action_kind(base), list(kinds))
