@@ -69,7 +69,7 @@ from kalooki_sim.core.rulevec import (
 from kalooki_sim.engine.core import apply_action, legal_mask
 from kalooki_sim.engine.layout import (
     A_CALL, A_DISCARD, A_LAY, A_TACK, DECK_MAX, G_HAND_NO, G_HAND_WINNER, G_HANDS_DONE, G_LAST_HAND, G_NP, G_PHASE,
-    G_TERMINAL, G_TO_ACT, N_ACTIONS, N_TYPES, P_MAX, PH_PLAY, PS_CALLS, PS_TOTAL,
+    G_TERMINAL, G_TO_ACT, N_ACTIONS, N_TYPES, P_MAX, PH_ALLOW, PH_CALL, PH_PLAY, PS_CALLS, PS_TOTAL,
 )
 from kalooki_sim.engine.match_flow import SP_REAL
 
@@ -86,7 +86,8 @@ MAX_ROLLOUT_STEPS = 5000          # a hand is far shorter; a safety net against 
 PARAMS = EXPERT_PARAMS + (
     Param("worlds", 16.0, (1.0, 256.0), "worlds sampled per searched decision"),
     Param("candidates", 3.0, (1.0, 64.0), "the base strategy's best actions compared (its top k)"),
-    Param("search_draw", 1.0, (0.0, 1.0), "search draws, calls, allow/deny and the upcard swap (1) or not (0)"),
+    Param("search_draw", 1.0, (0.0, 1.0), "search draws and the upcard swap (1) or not (0)"),
+    Param("search_call", 1.0, (0.0, 1.0), "search call windows (call or pass) and allow/deny (1) or not (0)"),
     Param("search_discard", 1.0, (0.0, 1.0), "search discards (1) or not (0)"),
     Param("search_meld", 1.0, (0.0, 1.0), "search lay down or hold, lay-offs, joker moves, manipulations (1)"),
     Param("penalty_weight", 0.25, (0.0, 10.0), "hand value: weight of the penalty difference per 100 points"),
@@ -107,6 +108,7 @@ PARAMS = EXPERT_PARAMS + (
 P_WORLDS = param_index(PARAMS, "worlds")
 P_CANDIDATES = param_index(PARAMS, "candidates")
 P_SEARCH_DRAW = param_index(PARAMS, "search_draw")
+P_SEARCH_CALL = param_index(PARAMS, "search_call")
 P_SEARCH_DISCARD = param_index(PARAMS, "search_discard")
 P_SEARCH_MELD = param_index(PARAMS, "search_meld")
 P_PENALTY_WEIGHT = param_index(PARAMS, "penalty_weight")
@@ -137,6 +139,8 @@ def _apply(state, rv, g, a):
 @njit(_nrt=False)
 def _searched(params, phase, a):
     """Is a decision of this phase, where the base plays ``a``, of a kind the row searches?"""
+    if phase == PH_CALL or phase == PH_ALLOW:
+        return params[P_SEARCH_CALL] > 0.0
     if phase != PH_PLAY:
         return params[P_SEARCH_DRAW] > 0.0
     if A_DISCARD <= a < A_TACK:

@@ -203,6 +203,39 @@ def test_without_extra_calls_the_search_calls_only_where_its_base_does():
     assert tally["extra"] > 0, "the search never called where its base passed: the test could not fail"
 
 
+def test_search_call_zero_leaves_call_windows_and_allow_deny_to_the_base():
+    """``search_call = 0`` (the ablation of docs/search.md): at a call window or an allow/deny the
+    search plays its base's action, while draws are still searched; with ``search_call = 1`` it
+    departs from the base at some of those windows (so the check can fail)."""
+    rv = _rv("caribbean")
+    rng = np.random.default_rng(8)
+    mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+    rows = {x: _row(worlds=3, candidates=3, confidence=0.0, extra_calls=1.0, search_call=x) for x in (0.0, 1.0)}
+    base_row = rows[0.0][:len(default_params(EXPERT))]
+    tally = {"windows": 0, "departs": 0}
+
+    def act(row, st, seat, key):
+        known = np.zeros(KNOWN_LEN, dtype=np.int64)
+        known[KNOWN_GEN] = 1
+        return search_action(row, st.arrays(), rv, np.uint64(0), seat, known, mask, np.uint64(key),
+                             np.zeros(1, dtype=np.int64))
+
+    def check(st, seat):
+        if st.gs[0, L.G_PHASE] not in (L.PH_CALL, L.PH_ALLOW) or tally["windows"] >= 60:
+            return
+        k = core.legal_mask(st.arrays(), rv, 0, mask)
+        key = 700 + tally["windows"]
+        base = choose_action(EXPERT, base_row, st.arrays(), rv, 0, seat, mask, k, np.uint64(key),
+                             np.zeros(1, dtype=np.int64))
+        assert act(rows[0.0], st.copy(), seat, key) == base, int(st.gs[0, L.G_PHASE])
+        tally["departs"] += int(act(rows[1.0], st.copy(), seat, key) != base)
+        tally["windows"] += 1
+
+    _play_to_decisions("caribbean", 4, 12, 0, rng, check)
+    assert tally["windows"] >= 20
+    assert tally["departs"] > 0, "the search never departed at a call window: the test could not fail"
+
+
 def _paired_reference(value, c, used):
     d = value[c, :used] - value[0, :used]
     return d.mean(), (d.std(ddof=1) / math.sqrt(used) if used > 1 else 0.0)
