@@ -3,20 +3,15 @@ is timed through the env on its own decisions, one JSON line each."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from load_script import load_script
 
 
 def test_every_kind_of_agent_gets_its_cost_line(capsys):
     pytest.importorskip("torch", reason='learned agents need the learn extra (pip install -e ".[learn]")')
-    spec = importlib.util.spec_from_file_location("agent_costs", ROOT / "benchmarks" / "agent_costs.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("benchmarks/agent_costs.py")
     import numba
     import torch
 

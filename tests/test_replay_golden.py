@@ -8,7 +8,6 @@ rejects a file that is not what the engine would do, naming the line.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -20,16 +19,14 @@ from kalooki_sim.core.cards import parse_card
 from kalooki_sim.engine import layout as L
 from kalooki_sim.runtime.replay import FORMAT, ReplayError, read_replay, record_games, render_replay, validate_replay
 from kalooki_sim.runtime.rollout import simulate
+from load_script import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 GGRR = ["greedy", "greedy", "random", "random"]
 
 
 def _load_make_golden():
-    spec = importlib.util.spec_from_file_location("make_golden", ROOT / "scripts" / "make_golden.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/make_golden.py")
 
 
 make_golden = _load_make_golden()

@@ -3,24 +3,18 @@ tiny run that writes its files and leaves the seats' random streams as it found 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from kalooki_sim.engine import layout as L
-
-ROOT = Path(__file__).resolve().parents[1]
+from load_script import load_script
 
 
 def _mod():
-    spec = importlib.util.spec_from_file_location("search_consistency", ROOT / "experiments" / "search_consistency.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("experiments/search_consistency.py")
 
 
 def test_the_table_counts_departures_and_their_repeats():

@@ -4,20 +4,14 @@ second run reads the finished points back instead of playing them again."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pandas as pd
-
-ROOT = Path(__file__).resolve().parents[1]
+from load_script import load_script
 
 
 def _curve():
-    spec = importlib.util.spec_from_file_location("search_curve", ROOT / "experiments" / "search_curve.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("experiments/search_curve.py")
 
 
 def test_grid_varies_worlds_then_candidates_each_point_once():

@@ -5,10 +5,7 @@ ends with exactly the weights of an uninterrupted run."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,16 +16,11 @@ torch = pytest.importorskip("torch", reason='learned agents need the learn extra
 
 from kalooki_sim import load_rules  # noqa: E402
 from kalooki_sim.agents.learned import load_checkpoint  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from load_script import load_script  # noqa: E402
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("train_selfplay", ROOT / "experiments" / "train_selfplay.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod            # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("experiments/train_selfplay.py")
 
 
 def _argv(out, *extra, opponents="greedy,greedy"):

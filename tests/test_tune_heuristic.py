@@ -3,24 +3,16 @@ fresh deals, and an interrupted run resumes without losing or replaying a genera
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from kalooki_sim.runtime.strategies import load_strategy
-
-ROOT = Path(__file__).resolve().parent.parent
+from load_script import load_script
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("tune_heuristic", ROOT / "experiments" / "tune_heuristic.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod             # its dataclass looks its module up while it is built
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("experiments/tune_heuristic.py")
 
 
 def test_tiny_tuning_run_saves_and_checks_a_strategy(tmp_path):
