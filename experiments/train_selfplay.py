@@ -81,7 +81,8 @@ import torch
 from kalooki_sim import load_rules
 from kalooki_sim.agents.learned import LearnedPolicy, PolicyValueNet, export_policy, load_checkpoint, save_checkpoint
 from kalooki_sim.analysis.stats import clustered_mean
-from kalooki_sim.engine.layout import A_CALL
+from kalooki_sim.agents.learned.upcard import upcard_features
+from kalooki_sim.engine.layout import A_CALL, A_DRAW_DISCARD, A_DRAW_STOCK
 from kalooki_sim.runtime.env import N_ACTIONS, OBS_DIM, KalookiVecEnv
 from kalooki_sim.runtime.policy_play import play_policies
 from kalooki_sim.studies.backends import backend_options
@@ -119,6 +120,11 @@ class Args:
     call_weight: float = 1.0            # the weight of a decision where a call is legal (the call windows) in the fit
     base_labels: tuple[str, ...] = ()   # kinds of the base's action (studies.expert_data.ACTION_KINDS) where the
                                         #   search's departures are not taught: the label is the base's action
+    upcard_hidden: int = 0              # the network's upcard term (agents.learned.upcard), 0: none; with it the
+                                        #   rounds after round 0 fit only the term, to the search's gains at draws
+    upcard_margin: float = 0.005        # the term takes the upcard where its predicted gain is above this
+    upcard_scale: float = 0.02          # the term's logit units: a gain of this is one logit
+    upcard_epochs: int = 20             # epochs of the term's fit
     dagger_rounds: int = 0              # DAgger rounds after cloning (the network plays, the teacher labels)
     warmup_teacher: str = ""            # round 0 clones this (cheap) strategy instead; the rounds after, --bc-teacher
     warmup_decisions: int = 0           # round 0's decisions with --warmup-teacher (0: --bc-decisions)
@@ -223,7 +229,8 @@ def _data_config(args: Args) -> dict:
     """What the expert data depend on: a resumed run refuses to mix data of other settings."""
     keys = ("variant", "players", "mode", "opponents", "bc_teacher", "bc_decisions", "warmup_teacher",
             "warmup_decisions", "shard_episodes", "hidden", "bc_epochs", "bc_lr", "minibatch", "gain_temperature",
-            "gain_confidence", "call_weight", "base_labels")
+            "gain_confidence", "call_weight", "base_labels", "upcard_hidden", "upcard_margin", "upcard_scale",
+            "upcard_epochs")
     return {k: getattr(args, k) for k in keys}
 
 
@@ -332,6 +339,52 @@ def _fit(net, opt, data, args, gen, desc="fit"):
     return loss_v, acc
 
 
+def upcard_gains(data) -> tuple[np.ndarray, np.ndarray]:
+    """The decisions where the search's base drew from the stock and the search also rolled out
+    the upcard, and the search's paired gain of the upcard there: the upcard term's targets."""
+    rows = np.flatnonzero(np.diff(data.cand_ptr) >= 2)
+    rows = rows[data.candidates[data.cand_ptr[rows]] == A_DRAW_STOCK]
+    gain = np.full(rows.size, np.nan)
+    for j, k in enumerate(rows):
+        at = data.cand_ptr[k] + 1 + np.flatnonzero(data.candidates[data.cand_ptr[k] + 1:data.cand_ptr[k + 1]]
+                                                   == A_DRAW_DISCARD)
+        if at.size:
+            gain[j] = data.gain[at[0]]
+    keep = ~np.isnan(gain)
+    return rows[keep], gain[keep]
+
+
+def fit_upcard(net, data, args, gen, chunk: int = 8192) -> dict:
+    """Fit the upcard term alone (``agents.learned.upcard``; the trunk stays as the round before
+    left it): its output regressed on the search's gain of the upcard divided by
+    ``--upcard-scale`` (mean squared error) where the base drew from the stock, then its margin set
+    to ``--upcard-margin`` in those units.  A regression averages the noise of single gains out
+    over states alike in the upcard's relations to the hand; a softmax on single choices follows
+    it (docs/learned-agents.md, session 39)."""
+    rows, gain = upcard_gains(data)
+    if not rows.size:
+        raise ValueError("no decision where the search compared the upcard with its base's draw from the stock: "
+                         "the upcard term needs a search teacher that searches draws (search_draw = 1)")
+    x = torch.cat([upcard_features(torch.as_tensor(data.batch(rows[i:i + chunk], OBS_DIM, N_ACTIONS)[0]))
+                   for i in range(0, rows.size, chunk)])
+    y = torch.as_tensor(gain / args.upcard_scale, dtype=torch.float32)
+    term = net.upcard.net
+    opt = torch.optim.Adam(term.parameters(), lr=1e-3, weight_decay=1e-4)
+    for _ in range(args.upcard_epochs):
+        order = torch.as_tensor(gen.permutation(rows.size))
+        for i in range(0, rows.size, 512):
+            b = order[i:i + 512]
+            loss = ((term(x[b]).squeeze(1) - y[b]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    net.upcard.margin.fill_(args.upcard_margin / args.upcard_scale)
+    with torch.no_grad():
+        predicted = term(x).squeeze(1)
+    return {"upcard_draws": int(rows.size), "upcard_mse": float(((predicted - y) ** 2).mean()),
+            "upcard_departs": float((predicted > net.upcard.margin).float().mean())}
+
+
 def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
     """Round 0: the teacher plays the learner's seat and its decisions are recorded; rounds 1 to
     ``--dagger-rounds``: the network of the round before plays and the teacher labels the states
@@ -373,8 +426,13 @@ def behaviour_cloning(net, args: Args, rules, out: Path, log) -> dict:
         metrics = {"round": r, "teacher": teacher, "decisions": len(data), "base_labels_kept": kept}
         if r > 0:
             metrics["agreement"] = _agreement(net, data, np.flatnonzero(data.round == r))
-        metrics["bc_loss"], metrics["bc_accuracy"] = _fit(net, opt, data, args, np.random.default_rng([args.seed, r]),
-                                                           desc=f"round {r}: fit")
+        if r > 0 and args.upcard_hidden > 0:
+            metrics.update(fit_upcard(net, data, args, np.random.default_rng([args.seed, r])))
+            metrics["bc_loss"], metrics["bc_accuracy"] = history[-1]["bc_loss"], history[-1]["bc_accuracy"]
+        else:
+            metrics["bc_loss"], metrics["bc_accuracy"] = _fit(net, opt, data, args,
+                                                               np.random.default_rng([args.seed, r]),
+                                                               desc=f"round {r}: fit")
         save_checkpoint(policy, net, rules, extra={"round": r, "teacher": teacher})
         _atomic_torch_save({"optimizer": opt.state_dict(), "metrics": metrics}, state)
         history.append(metrics)
@@ -489,7 +547,7 @@ def main(argv=None) -> int:
     np_rng = np.random.default_rng(args.seed)
     torch.use_deterministic_algorithms(True)
 
-    net = PolicyValueNet(hidden=args.hidden)
+    net = PolicyValueNet(hidden=args.hidden, upcard_hidden=args.upcard_hidden)
     env = make_env(args, rules)
     update, global_step = 0, 0
     fresh = not (args.resume and (out / "latest.json").exists())
@@ -545,7 +603,7 @@ def main(argv=None) -> int:
     rival = None
     if pooled:
         with torch.random.fork_rng():   # its initial weights are overwritten: draw none from the run's stream
-            rival = PolicyValueNet(hidden=args.hidden)
+            rival = PolicyValueNet(hidden=args.hidden, upcard_hidden=args.upcard_hidden)
     try:
         from tqdm import tqdm
         bar = tqdm(total=n_updates, initial=update, disable=not args.progress, desc="ppo")

@@ -31,7 +31,11 @@ Two structured terms are added to that head, because a plain MLP cloned from gre
   end card, a natural of a four-card set) gains ``k(z) * x_a``, ``x_a`` the observation's
   ``takes`` entry of that action (1 when the card would join a new meld with the hand) and
   ``k(z)`` one coefficient per kind of take from the trunk.  The relation between a table meld
-  and the hand is what the plain head did not learn (docs/learned-agents.md).
+  and the hand is what the plain head did not learn (docs/learned-agents.md);
+* **an upcard term** (optional, ``upcard_hidden`` > 0; ``agents.learned.upcard``): a small network
+  on the upcard's relations to the hand that raises the upcard's logit above the stock's where
+  it predicts a gain, fitted to the search's gains at draws.  Checkpoints record its size; those
+  written before it have none.
 
 **Checkpoints** carry what makes a network meaningful: the rules digest (``Rules.digest``: a
 policy learned on one variant is not a policy for another), the observation version
@@ -55,6 +59,7 @@ from kalooki_sim.engine.layout import N_ACTIONS
 
 from . import scores
 from .sparse import fold_shared, sparse_affine
+from .upcard import UpcardTerm, draw_pairs, raise_upcard
 
 __all__ = ["PolicyValueNet", "LearnedPolicy", "save_checkpoint", "load_checkpoint", "export_policy",
            "CheckpointMismatch", "CHECKPOINT_FORMAT"]
@@ -97,8 +102,10 @@ class PolicyValueNet(nn.Module):
     """MLP trunk and a masked policy head over all action ids, and a separate value MLP (module docstring)."""
 
     def __init__(self, obs_dim: int = OBS_DIM, n_actions: int = N_ACTIONS, hidden=(256, 256), card_hidden: int = 64,
-                 card_context: int = 32):
+                 card_context: int = 32, upcard_hidden: int = 0):
         super().__init__()
+        self.upcard_hidden = int(upcard_hidden)
+        self.upcard = UpcardTerm(self.upcard_hidden) if self.upcard_hidden > 0 else None
         self.obs_dim, self.n_actions, self.hidden = int(obs_dim), int(n_actions), tuple(int(h) for h in hidden)
         self.card_hidden, self.card_context = int(card_hidden), int(card_context)
         layers, d = [], self.obs_dim
@@ -145,6 +152,11 @@ class PolicyValueNet(nn.Module):
                 parts += [logits[:, at:a0], logits[:, a0:a0 + n] + k[:, i:i + 1] * x]
                 at = a0 + n
             logits = torch.cat(parts + [logits[:, at:]], dim=1)
+        if self.upcard is not None:
+            r = torch.nonzero(mask[:, L.A_DRAW_STOCK] & mask[:, L.A_DRAW_DISCARD]).squeeze(1)
+            if r.numel():
+                up = raise_upcard(logits[r, L.A_DRAW_DISCARD], logits[r, L.A_DRAW_STOCK], self.upcard(obs[r]))
+                logits = logits.index_put((r, torch.full_like(r, L.A_DRAW_DISCARD)), up)
         logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
         return logits, self.v(obs).squeeze(-1)
 
@@ -173,7 +185,17 @@ class PolicyValueNet(nn.Module):
                     x = obs[r, _TAKES_AT + x0 + actions[hit] - a0]
                     out = out.clone()
                     out[hit] += self.take(z[r])[:, i] * x
-        return out
+        return self.raise_upcards(obs, rows, actions, out)
+
+    def raise_upcards(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor, out: torch.Tensor):
+        """The upcard term (``agents.learned.upcard``) on scored pairs ``out`` of ``(rows[k],
+        actions[k])``, where a row's pairs hold both draws; ``out`` itself without the term."""
+        if self.upcard is None:
+            return out
+        up, stock, r = draw_pairs(rows, actions)
+        if not up.numel():
+            return out
+        return out.index_put((up,), raise_upcard(out[up], out[stock], self.upcard(obs[r, :self.obs_dim])))
 
     def distribution(self, obs: torch.Tensor, mask: torch.Tensor):
         logits, value = self(obs, mask)
@@ -247,6 +269,11 @@ class LearnedPolicy:
         scores.legal_scores(z.numpy(), rows, actions, w.pi_w, w.pi_b, head, N_FAMILIES, w.families, obs, choice,
                             _CARDS_AT, N_CF, w.card_w, w.out_w, w.out_b, _TAKES_AT if self.net.reads_takes else -1,
                             TAKES_SET, out)
+        if self.net.upcard is not None:
+            rows_t = torch.from_numpy(np.asarray(rows, dtype=np.int64))
+            out = self.net.raise_upcards(torch.from_numpy(obs[choice]), rows_t,
+                                         torch.from_numpy(np.asarray(actions, dtype=np.int64)),
+                                         torch.from_numpy(out)).numpy()
         return out
 
     @torch.no_grad()
@@ -295,7 +322,7 @@ def save_checkpoint(path, net: PolicyValueNet, rules, *, extra: dict | None = No
     blob = {"format": CHECKPOINT_FORMAT, "rules_digest": rules.digest(), "rules_name": rules.name,
             "obs_version": _version_of(net.obs_dim), "obs_dim": net.obs_dim, "n_actions": net.n_actions,
             "hidden": list(net.hidden), "card_hidden": net.card_hidden, "card_context": net.card_context,
-            "state_dict": net.state_dict(), "extra": dict(extra or {})}
+            "upcard_hidden": net.upcard_hidden, "state_dict": net.state_dict(), "extra": dict(extra or {})}
     tmp = path.with_name(path.name + ".tmp")
     torch.save(blob, tmp)
     tmp.replace(path)                   # a reader never sees half a file
@@ -343,7 +370,8 @@ def load_checkpoint(path, rules) -> tuple[PolicyValueNet, dict]:
     if blob["n_actions"] not in (N_ACTIONS, _N_ACTIONS_BEFORE_LOW_JOKER):
         raise CheckpointMismatch(f"{path} has {blob['n_actions']} action logits, this engine {N_ACTIONS} "
                                  f"actions: retrain for this engine")
-    net = PolicyValueNet(blob["obs_dim"], N_ACTIONS, blob["hidden"], blob["card_hidden"], blob["card_context"])
+    net = PolicyValueNet(blob["obs_dim"], N_ACTIONS, blob["hidden"], blob["card_hidden"], blob["card_context"],
+                         blob.get("upcard_hidden", 0))       # written before the upcard term: none
     state = {k: v.float() for k, v in blob["state_dict"].items()}
     if blob["format"] == 2:             # before the take term: zero, so it plays as it was trained
         state["take.weight"], state["take.bias"] = torch.zeros_like(net.take.weight), torch.zeros_like(net.take.bias)
