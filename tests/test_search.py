@@ -167,6 +167,14 @@ def test_search_never_reads_hidden_cards(preset, adaptive):
     assert tally["differs"] > 0, "the search never departed from its base strategy: the test could not fail"
 
 
+def _search_at(row, st, rv, seat, mask, key):
+    """The search's action for ``seat`` in ``st`` (row 0) with a fresh memory and key ``key``."""
+    known = np.zeros(KNOWN_LEN, dtype=np.int64)
+    known[KNOWN_GEN] = 1
+    return search_action(row, st.arrays(), rv, np.uint64(0), seat, known, mask, np.uint64(key),
+                         np.zeros(1, dtype=np.int64))
+
+
 def test_without_extra_calls_the_search_calls_only_where_its_base_does():
     """``extra_calls = 0``: at a call window the search compares its base's call with passing but
     never calls where the base passes (in a match of limited calls an extra call costs a later
@@ -179,10 +187,7 @@ def test_without_extra_calls_the_search_calls_only_where_its_base_does():
     tally = {"windows": 0, "base_passes": 0, "extra": 0}
 
     def act(row, st, seat, key):
-        known = np.zeros(KNOWN_LEN, dtype=np.int64)
-        known[KNOWN_GEN] = 1
-        return search_action(row, st.arrays(), rv, np.uint64(0), seat, known, mask, np.uint64(key),
-                             np.zeros(1, dtype=np.int64))
+        return _search_at(row, st, rv, seat, mask, key)
 
     def check(st, seat):
         k = core.legal_mask(st.arrays(), rv, 0, mask)
@@ -215,10 +220,7 @@ def test_search_call_zero_leaves_call_windows_and_allow_deny_to_the_base():
     tally = {"windows": 0, "departs": 0}
 
     def act(row, st, seat, key):
-        known = np.zeros(KNOWN_LEN, dtype=np.int64)
-        known[KNOWN_GEN] = 1
-        return search_action(row, st.arrays(), rv, np.uint64(0), seat, known, mask, np.uint64(key),
-                             np.zeros(1, dtype=np.int64))
+        return _search_at(row, st, rv, seat, mask, key)
 
     def check(st, seat):
         if st.gs[0, L.G_PHASE] not in (L.PH_CALL, L.PH_ALLOW) or tally["windows"] >= 60:
