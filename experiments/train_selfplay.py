@@ -23,7 +23,10 @@ and the same per-update figures in ``progress.csv``.
    ``--shard-episodes`` whole hands or matches so every stage of a game is seen as often as play
    reaches it (the opening turns alone teach neither laying down nor the late calls), kept in
    ``out/expert_data`` with each round's network in ``out/expert``, so this phase resumes by round
-   and shard.  ``--total-decisions 0`` stops after it.
+   and shard.  ``--total-decisions 0`` stops after it.  With ``--upcard-hidden`` the network has an
+   upcard term (``agents.learned.upcard``) and the rounds after round 0 fit only it, regressed on
+   the search's gains of the upcard where its base draws from the stock (``fit_upcard``): how
+   ``learned-caribbean-2`` was trained, from ``search-caribbean-draws`` (docs/learned-agents.md).
 2. **PPO** (clipped objective, GAE, value loss, entropy bonus, masked logits, CleanRL's target-KL
    stop; ``--value-warmup`` updates first fit the critic alone: cloning trains no value, and
    advantages from an untrained one moved the cloned policy far in one update) on ``--num-envs``
