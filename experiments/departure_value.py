@@ -44,7 +44,9 @@ def compared_rows(data, kinds=None) -> np.ndarray:
 def departure_value(data, rows: np.ndarray, chosen: np.ndarray):
     """By the kind of the base's action at ``rows`` and over them all: how often ``chosen`` departs
     from the base, and the search's measured gain of ``chosen`` per decision (0 where it is the
-    base's action) and per departure, with the standard error of the mean per decision."""
+    base's action) and per departure, with the standard error of the mean per decision (the
+    decisions taken as independent: each gain comes from its own rollouts, but decisions of one
+    game share its deal, so read it as a guide, not as a tournament's clustered interval)."""
     import pandas as pd
 
     from kalooki_sim.studies.expert_data import action_kind
