@@ -52,13 +52,12 @@ def departure_value(data, rows: np.ndarray, chosen: np.ndarray):
     from kalooki_sim.studies.expert_data import action_kind
 
     rows, chosen = np.asarray(rows, dtype=np.int64), np.asarray(chosen, dtype=np.int64)
-    lo = data.cand_ptr[rows]
-    base = data.candidates[lo]
-    gain = np.zeros(rows.size)
-    for j in np.flatnonzero(chosen != base):
-        cand = data.candidates[lo[j] + 1:data.cand_ptr[rows[j] + 1]]
-        hit = np.flatnonzero(cand == chosen[j])
-        gain[j] = data.gain[lo[j] + 1 + hit[0]] if hit.size else np.nan
+    base = data.candidates[data.cand_ptr[rows]]
+    at, cand, cand_gain, _ = data.searched(rows)
+    hit = cand == chosen[at]
+    gain = np.full(rows.size, np.nan)           # a choice the search did not compare: no measured gain
+    gain[at[hit]] = cand_gain[hit]
+    gain[chosen == base] = 0.0
     kind = action_kind(base)
     out = []
     for name, sel in [*((k, kind == k) for k in pd.unique(kind)), ("all", np.ones(rows.size, dtype=bool))]:

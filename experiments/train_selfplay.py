@@ -347,14 +347,9 @@ def upcard_gains(data) -> tuple[np.ndarray, np.ndarray]:
     the upcard, and the search's paired gain of the upcard there: the upcard term's targets."""
     rows = np.flatnonzero(np.diff(data.cand_ptr) >= 2)
     rows = rows[data.candidates[data.cand_ptr[rows]] == A_DRAW_STOCK]
-    gain = np.full(rows.size, np.nan)
-    for j, k in enumerate(rows):
-        at = data.cand_ptr[k] + 1 + np.flatnonzero(data.candidates[data.cand_ptr[k] + 1:data.cand_ptr[k + 1]]
-                                                   == A_DRAW_DISCARD)
-        if at.size:
-            gain[j] = data.gain[at[0]]
-    keep = ~np.isnan(gain)
-    return rows[keep], gain[keep]
+    at, cand, gain, _ = data.searched(rows)
+    up = cand == A_DRAW_DISCARD
+    return rows[at[up]], gain[up]
 
 
 def fit_upcard(net, data, args, gen, chunk: int = 8192) -> dict:
